@@ -1,0 +1,176 @@
+//! The legacy envelope: `{"success": true, "data": ..}` / `{"success": false, "error": ".."}`.
+//!
+//! This is the format tools and apps produced before the result object, and what
+//! existing readers (clients, prompts, evaluation suites) parse. It is rendered on
+//! its own for callers that ask for it, and as the text block of the MCP `compat`
+//! mode. The legacy parser (`crate::legacy`) reads it back into the same result.
+//!
+//! Layout: `success`; then `data` (a success with data) or `error` (always the
+//! message string, which is what legacy readers show); then `summary` and `dryRun`
+//! and the keys a legacy tool had put beside its envelope; then `_meta` with the
+//! well-known fields under their legacy names (`responseSize`, `resourceUri`, ...),
+//! the error's code and details, the content parts, and extension values under
+//! `namespace/name`.
+
+use serde_json::{Map, Value, json};
+
+use super::{RenderContext, Renderer};
+use crate::legacy::keys;
+use crate::result::{Outcome, ToolResult};
+
+/// Renders the legacy envelope as a JSON object.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LegacyRenderer;
+
+impl Renderer for LegacyRenderer {
+    fn render(&self, result: &ToolResult, ctx: &RenderContext<'_>) -> Value {
+        Value::Object(envelope(result, ctx))
+    }
+}
+
+/// The envelope of `result`.
+pub fn envelope(result: &ToolResult, ctx: &RenderContext<'_>) -> Map<String, Value> {
+    let mut out = Map::new();
+    let mut meta = Map::new();
+    match result.outcome() {
+        Outcome::Success { data } => {
+            out.insert(keys::SUCCESS.into(), json!(true));
+            if let Some(data) = data {
+                out.insert(keys::DATA.into(), data.clone());
+            }
+        }
+        Outcome::Failure(error) => {
+            out.insert(keys::SUCCESS.into(), json!(false));
+            out.insert(keys::ERROR.into(), json!(error.message));
+            meta.insert(keys::ERROR_CODE.into(), json!(error.code.as_str()));
+            if let Some(details) = &error.details {
+                meta.insert(keys::ERROR_DETAILS.into(), details.clone());
+            }
+        }
+    }
+    if let Some(summary) = result.summary() {
+        out.insert(keys::SUMMARY.into(), json!(summary));
+    }
+    let metadata = result.metadata();
+    if let Some(dry_run) = metadata.dry_run {
+        out.insert(keys::DRY_RUN.into(), json!(dry_run));
+    }
+    for (key, value) in &metadata.legacy.beside {
+        out.insert(key.clone(), value.clone());
+    }
+
+    let generated_at = metadata.generated_at.unwrap_or(ctx.now);
+    meta.insert(keys::GENERATED_AT.into(), json!(generated_at.to_string()));
+    if let Some(at) = metadata.expires_at {
+        meta.insert(keys::EXPIRES_AT.into(), json!(at.to_string()));
+    }
+    if let Some(ms) = metadata.duration_ms {
+        meta.insert(keys::DURATION_MS.into(), json!(ms));
+    }
+    if let Some(size) = metadata.response_size {
+        meta.insert(keys::RESPONSE_SIZE.into(), json!(size));
+    }
+    if let Some(pagination) = &metadata.pagination {
+        meta.insert(keys::PAGINATION.into(), json!(pagination));
+    }
+    if let Some(query) = &metadata.query {
+        meta.insert(keys::QUERY.into(), query.clone());
+    }
+    if let Some(first) = result.stored_links().first() {
+        // `resourceUri` is what legacy readers know; `storedLinks` keeps every link whole.
+        meta.insert(keys::RESOURCE_URI.into(), json!(first.uri));
+        meta.insert(keys::STORED_LINKS.into(), json!(result.stored_links()));
+    }
+    if !result.content().is_empty() {
+        meta.insert(keys::PARTS.into(), json!(result.content()));
+    }
+    for extension in &metadata.extensions {
+        meta.insert(extension.key(), extension.value().clone());
+    }
+    for (key, value) in &metadata.legacy.meta {
+        meta.insert(key.clone(), value.clone());
+    }
+    out.insert(keys::META.into(), Value::Object(meta));
+    out
+}
+
+/// The envelope as the compact JSON string legacy readers parse.
+pub fn envelope_text(result: &ToolResult, ctx: &RenderContext<'_>) -> String {
+    Value::Object(envelope(result, ctx)).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::legacy::parse_legacy;
+    use crate::result::{ContentPart, ErrorCode, Extension, Pagination, StoredLink};
+    use jiff::Timestamp;
+
+    fn ctx() -> RenderContext<'static> {
+        RenderContext::new("t", Timestamp::from_second(1_800_000_000).unwrap())
+    }
+
+    #[test]
+    fn success_and_failure_envelopes() {
+        let ok = ToolResult::success(Some(json!({"id": 1}))).build();
+        let rendered = LegacyRenderer.render(&ok, &ctx());
+        assert_eq!(rendered["success"], json!(true));
+        assert_eq!(rendered["data"], json!({"id": 1}));
+        assert!(rendered.get("error").is_none());
+
+        let failed = ToolResult::failure(
+            ErrorCode::MissingPrivilege,
+            "Missing privilege: product:read",
+        )
+        .details(json!({"missing": ["product:read"]}))
+        .build();
+        let rendered = LegacyRenderer.render(&failed, &ctx());
+        assert_eq!(rendered["success"], json!(false));
+        assert_eq!(rendered["error"], json!("Missing privilege: product:read"));
+        assert_eq!(rendered["_meta"]["errorCode"], json!("missing_privilege"));
+        assert!(rendered.get("data").is_none());
+    }
+
+    /// What the legacy renderer writes, the legacy parser reads back whole.
+    #[test]
+    fn parser_reads_back_what_the_renderer_writes() {
+        let at = Timestamp::from_second(1_700_000_000).unwrap();
+        let results = [
+            ToolResult::success(Some(json!([1, 2])))
+                .summary("two")
+                .dry_run(true)
+                .pagination(Pagination {
+                    total: Some(9),
+                    next_cursor: Some("c".into()),
+                    ..Default::default()
+                })
+                .query(json!({"term": "x"}))
+                .generated_at(at)
+                .expires_at(at)
+                .duration_ms(12)
+                .part(ContentPart::binary(vec![1, 2, 3], "image/png"))
+                .stored_link(StoredLink {
+                    uri: "toolhost://r/1".into(),
+                    size: Some(5),
+                    mime: "application/json".into(),
+                    expires_at: Some(at),
+                })
+                .extension(Extension::new("com.example", "stock", json!(3)).unwrap())
+                .build(),
+            ToolResult::failure(ErrorCode::NotFound, "gone")
+                .details(json!({"id": 4}))
+                .generated_at(at)
+                .build(),
+        ];
+        for result in results {
+            let text = envelope_text(&result, &ctx());
+            assert_eq!(parse_legacy(&text), result, "{text}");
+        }
+    }
+
+    #[test]
+    fn legacy_input_round_trips_byte_for_byte() {
+        let input = r#"{"success":true,"data":{"cart":1},"dryRun":true,"preview":{"total":2},"_meta":{"generatedAt":"2027-01-15T08:00:00Z","usageHint":"x"}}"#;
+        assert_eq!(envelope_text(&parse_legacy(input), &ctx()), input);
+    }
+}

@@ -1,0 +1,175 @@
+//! The mapper and its renderers: the only place that knows a wire format.
+//!
+//! A [`Renderer`] turns a [`ToolResult`] into the JSON of one output format:
+//! the legacy envelope ([`legacy`]), a `CallToolResult` of one MCP revision in one
+//! [`OutputMode`] ([`mcp`]), or an A2A task with artifacts ([`a2a`]). Every
+//! renderer maps every part of every result; where a format lacks a concept it
+//! writes the documented text form of [`text`] (see `docs/rendering.md`).
+//!
+//! The [`Mapper`] picks the renderer for a [`Target`], applies the size limit of
+//! that format to the complete rendered result, and moves what does not fit into
+//! the result store, rendering a link instead.
+
+pub mod a2a;
+pub mod legacy;
+mod mapper;
+pub mod mcp;
+pub mod meta;
+mod revision;
+pub mod structured;
+pub mod text;
+
+pub use mapper::{Mapper, Rendered, SizeLimits};
+pub use revision::{Revision, UnknownRevision};
+
+use std::fmt;
+use std::str::FromStr;
+
+use jiff::Timestamp;
+use serde_json::Value;
+
+use crate::result::ToolResult;
+
+/// Turns a result into the JSON of one output format.
+pub trait Renderer {
+    fn render(&self, result: &ToolResult, ctx: &RenderContext<'_>) -> Value;
+}
+
+/// What a renderer may need to know beside the result itself.
+#[derive(Debug, Clone, Copy)]
+pub struct RenderContext<'a> {
+    /// The render time: the generation time of results that do not carry one.
+    pub now: Timestamp,
+    /// The output schema the tool declared, which decides how non-object data is
+    /// wrapped for revisions that only allow objects.
+    pub output_schema: Option<&'a Value>,
+    /// The tool that produced the result (names the A2A artifact).
+    pub tool: &'a str,
+    /// The request's id (the A2A task id).
+    pub request_id: &'a str,
+    /// Who called: stored results are bound to this principal.
+    pub principal: Option<&'a str>,
+}
+
+impl<'a> RenderContext<'a> {
+    /// A context for `tool` at time `now`, with no schema, request id or principal.
+    pub fn new(tool: &'a str, now: Timestamp) -> Self {
+        RenderContext {
+            now,
+            output_schema: None,
+            tool,
+            request_id: "",
+            principal: None,
+        }
+    }
+}
+
+/// How MCP results are shaped; the ADR's phases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum OutputMode {
+    /// Phase 1: structured content and the error flag, with the legacy
+    /// `{"success": ..}` string as the text block, so existing readers keep working.
+    #[default]
+    Compat,
+    /// Phase 3: the data as plain JSON text, the summary and the metadata as text
+    /// blocks of their own.
+    Spec,
+}
+
+impl OutputMode {
+    pub const ALL: [OutputMode; 2] = [OutputMode::Compat, OutputMode::Spec];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutputMode::Compat => "compat",
+            OutputMode::Spec => "spec",
+        }
+    }
+}
+
+impl FromStr for OutputMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "compat" => Ok(OutputMode::Compat),
+            "spec" => Ok(OutputMode::Spec),
+            other => Err(format!(
+                "unknown output mode {other:?}; use \"compat\" (legacy text block) or \"spec\" (plain JSON text)"
+            )),
+        }
+    }
+}
+
+/// The format a caller speaks: what the mapper renders for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// The legacy `{"success": ..}` envelope as a JSON object.
+    Legacy,
+    /// A `CallToolResult` of one MCP revision.
+    Mcp {
+        revision: Revision,
+        mode: OutputMode,
+    },
+    /// An A2A 1.0 task with artifacts.
+    A2a,
+}
+
+impl Target {
+    /// Every target: the legacy envelope, each revision in each mode, A2A.
+    pub fn all() -> Vec<Target> {
+        let mut all = vec![Target::Legacy];
+        for revision in Revision::ALL {
+            for mode in OutputMode::ALL {
+                all.push(Target::Mcp { revision, mode });
+            }
+        }
+        all.push(Target::A2a);
+        all
+    }
+
+    /// The renderer for this target.
+    pub fn renderer(self) -> Box<dyn Renderer + Send + Sync> {
+        match self {
+            Target::Legacy => Box::new(legacy::LegacyRenderer),
+            Target::Mcp { revision, mode } => Box::new(mcp::McpRenderer { revision, mode }),
+            Target::A2a => Box::new(a2a::A2aRenderer),
+        }
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Legacy => f.write_str("legacy"),
+            Target::Mcp { revision, mode } => write!(f, "mcp-{revision}-{}", mode.as_str()),
+            Target::A2a => f.write_str("a2a"),
+        }
+    }
+}
+
+impl FromStr for Target {
+    type Err = String;
+
+    /// `legacy`, `a2a`, or `mcp-<revision>-<mode>` (`mcp-2025-06-18-compat`).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "legacy" => Ok(Target::Legacy),
+            "a2a" => Ok(Target::A2a),
+            _ => {
+                let parsed = s
+                    .strip_prefix("mcp-")
+                    .and_then(|rest| rest.rsplit_once('-'))
+                    .and_then(|(revision, mode)| {
+                        Some(Target::Mcp {
+                            revision: revision.parse().ok()?,
+                            mode: mode.parse().ok()?,
+                        })
+                    });
+                parsed.ok_or_else(|| {
+                    format!("unknown target {s:?}; use \"legacy\", \"a2a\" or \"mcp-<revision>-<compat|spec>\", e.g. \"mcp-2025-06-18-compat\"")
+                })
+            }
+        }
+    }
+}

@@ -1,0 +1,351 @@
+//! The result object: what a tool's answer means, independent of any wire format.
+//!
+//! A [`ToolResult`] is an immutable value built with [`ToolResultBuilder`]. It is
+//! either a success with optional data or a failure with a coded [`ToolError`], and
+//! may carry a summary, typed [`ContentPart`]s, [`StoredLink`]s to results kept in a
+//! store, and [`Metadata`]. Nothing here is named after a field of MCP or any other
+//! protocol: the renderers under `render/` decide how each part is spelled on the
+//! wire. The set of parts is closed; it grows by adding, never by changing.
+//!
+//! Results come from three places: a guest's WIT `tool-result` (see [`wit`]), the
+//! legacy envelope string of an app tool (see `crate::legacy`), and the host itself
+//! for faults it detects (a timeout, a memory limit).
+
+mod builder;
+mod namespace;
+pub mod wit;
+
+pub use builder::ToolResultBuilder;
+pub use namespace::{Extension, NamespaceError, validate_name, validate_namespace};
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The complete answer of a tool call. Build one with [`ToolResult::success`] or
+/// [`ToolResult::failure`]; it cannot be changed afterwards, only rebuilt with
+/// [`ToolResult::to_builder`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResult {
+    pub(crate) outcome: Outcome,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) summary: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) content: Vec<ContentPart>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) stored_links: Vec<StoredLink>,
+    #[serde(default, skip_serializing_if = "Metadata::is_empty")]
+    pub(crate) metadata: Metadata,
+}
+
+impl ToolResult {
+    /// Starts a successful result; `data` is any JSON value, or `None` when the
+    /// tool has nothing machine-readable to return.
+    pub fn success(data: Option<Value>) -> ToolResultBuilder {
+        ToolResultBuilder::new(Outcome::Success { data })
+    }
+
+    /// Starts a failed result with a stable code and a message for the caller.
+    pub fn failure(code: ErrorCode, message: impl Into<String>) -> ToolResultBuilder {
+        ToolResultBuilder::new(Outcome::Failure(ToolError {
+            code,
+            message: message.into(),
+            details: None,
+        }))
+    }
+
+    /// A builder holding every part of this result, to derive a changed copy.
+    pub fn to_builder(&self) -> ToolResultBuilder {
+        ToolResultBuilder::from_result(self.clone())
+    }
+
+    pub fn outcome(&self) -> &Outcome {
+        &self.outcome
+    }
+
+    pub fn is_failure(&self) -> bool {
+        matches!(self.outcome, Outcome::Failure(_))
+    }
+
+    /// The data of a success, if it has any.
+    pub fn data(&self) -> Option<&Value> {
+        match &self.outcome {
+            Outcome::Success { data } => data.as_ref(),
+            Outcome::Failure(_) => None,
+        }
+    }
+
+    /// The error of a failure.
+    pub fn error(&self) -> Option<&ToolError> {
+        match &self.outcome {
+            Outcome::Success { .. } => None,
+            Outcome::Failure(error) => Some(error),
+        }
+    }
+
+    pub fn summary(&self) -> Option<&str> {
+        self.summary.as_deref()
+    }
+
+    pub fn content(&self) -> &[ContentPart] {
+        &self.content
+    }
+
+    pub fn stored_links(&self) -> &[StoredLink] {
+        &self.stored_links
+    }
+
+    pub fn metadata(&self) -> &Metadata {
+        &self.metadata
+    }
+}
+
+/// Whether the call succeeded: every result is exactly one of the two.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Outcome {
+    Success {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        data: Option<Value>,
+    },
+    Failure(ToolError),
+}
+
+/// A failure with a stable code, a message and optional details.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolError {
+    pub code: ErrorCode,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+/// Why a call failed. Closed, and grows only by adding: an existing code never
+/// changes its meaning or its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// Input the tool cannot use: malformed, unknown names, failing the input schema.
+    InvalidArguments,
+    /// The caller lacks a privilege the call needs.
+    MissingPrivilege,
+    /// What the call refers to does not exist.
+    NotFound,
+    /// The tool ran and failed, or returned something the host cannot accept.
+    ToolError,
+    /// Host-detected: the call ran past its deadline (or out of fuel).
+    Timeout,
+    /// Host-detected: the call hit a memory, table or instance limit.
+    ResourceLimit,
+    /// Host-detected: the call needed a capability its policy does not grant.
+    PermissionDenied,
+}
+
+impl ErrorCode {
+    /// Every code, in declaration order.
+    pub const ALL: [ErrorCode; 7] = [
+        ErrorCode::InvalidArguments,
+        ErrorCode::MissingPrivilege,
+        ErrorCode::NotFound,
+        ErrorCode::ToolError,
+        ErrorCode::Timeout,
+        ErrorCode::ResourceLimit,
+        ErrorCode::PermissionDenied,
+    ];
+
+    /// The stable name of the code (`invalid_arguments`, ...), the same in every format.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidArguments => "invalid_arguments",
+            ErrorCode::MissingPrivilege => "missing_privilege",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::ToolError => "tool_error",
+            ErrorCode::Timeout => "timeout",
+            ErrorCode::ResourceLimit => "resource_limit",
+            ErrorCode::PermissionDenied => "permission_denied",
+        }
+    }
+
+    /// The code with this stable name, if there is one.
+    pub fn from_name(name: &str) -> Option<ErrorCode> {
+        ErrorCode::ALL
+            .into_iter()
+            .find(|code| code.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An additional typed part of a result, beside the data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum ContentPart {
+    /// Text; `mime` says what kind (absent means plain text).
+    Text {
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mime: Option<String>,
+    },
+    /// Binary content (an image, audio, any blob) with its MIME type.
+    Binary {
+        #[serde(with = "base64_bytes")]
+        data: Vec<u8>,
+        mime: String,
+    },
+    /// A pointer to a resource the caller can fetch later.
+    ResourceLink(ResourceLink),
+    /// A resource whose content travels inside the result.
+    EmbeddedResource {
+        uri: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mime: Option<String>,
+        body: ResourceBody,
+    },
+}
+
+impl ContentPart {
+    pub fn text(text: impl Into<String>) -> ContentPart {
+        ContentPart::Text {
+            text: text.into(),
+            mime: None,
+        }
+    }
+
+    pub fn binary(data: impl Into<Vec<u8>>, mime: impl Into<String>) -> ContentPart {
+        ContentPart::Binary {
+            data: data.into(),
+            mime: mime.into(),
+        }
+    }
+}
+
+/// A pointer to a resource, with what is known about it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResourceLink {
+    pub uri: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+}
+
+/// The body of an embedded resource.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResourceBody {
+    Text(String),
+    Bytes(#[serde(with = "base64_bytes")] Vec<u8>),
+}
+
+/// A result kept in a store and reachable by its URI until it expires.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredLink {
+    pub uri: String,
+    /// Size of the stored content in bytes, when known (a legacy pointer may
+    /// not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    pub mime: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<Timestamp>,
+}
+
+/// Where a page of a longer list lies.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Pagination {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub has_more: Option<bool>,
+}
+
+/// Facts about a result: the well-known typed fields and the extension area.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Metadata {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pagination: Option<Pagination>,
+    /// The call only previewed a change and committed nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dry_run: Option<bool>,
+    /// The size of the full response in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_size: Option<u64>,
+    /// The query the tool actually ran, echoed back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<Value>,
+    /// When the data was produced; the mapper uses the render time when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generated_at: Option<Timestamp>,
+    /// Until when the result is valid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<Timestamp>,
+    /// How long the call took in milliseconds, measured by the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// Values of extensions, each under its validated namespace.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<Extension>,
+    /// Keys a legacy envelope carried that have no typed field, kept verbatim so
+    /// nothing is lost: those beside the envelope (`preview`) and those inside its
+    /// `_meta` object.
+    #[serde(default, skip_serializing_if = "LegacyKeys::is_empty")]
+    pub legacy: LegacyKeys,
+}
+
+impl Metadata {
+    pub fn is_empty(&self) -> bool {
+        *self == Metadata::default()
+    }
+}
+
+/// Keys of a legacy envelope without a typed home, in their original order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LegacyKeys {
+    /// Keys beside `success`/`data`/`error` (e.g. `preview`).
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub beside: serde_json::Map<String, Value>,
+    /// Keys inside the envelope's metadata object.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub meta: serde_json::Map<String, Value>,
+}
+
+impl LegacyKeys {
+    pub fn is_empty(&self) -> bool {
+        self.beside.is_empty() && self.meta.is_empty()
+    }
+}
+
+/// Bytes as standard base64 text in the serialized form.
+mod base64_bytes {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::STANDARD;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&STANDARD.encode(bytes))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u8>, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        STANDARD.decode(text).map_err(serde::de::Error::custom)
+    }
+}

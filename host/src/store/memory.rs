@@ -1,0 +1,88 @@
+//! [`MemoryStore`]: keeps stored results in the process, for tests and one-shot runs.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use jiff::{SignedDuration, Timestamp};
+use sha2::{Digest, Sha256};
+
+use super::{Offload, ResultStore, StoreError, StoreFuture};
+use crate::legacy::{FormatVersion, decode, encode};
+use crate::result::{StoredLink, ToolResult};
+
+/// A stored entry: the serialized result and to whom it belongs.
+#[derive(Debug, Clone)]
+struct Entry {
+    version: FormatVersion,
+    text: String,
+    principal: Option<String>,
+    expires_at: Timestamp,
+}
+
+/// An in-process [`ResultStore`]; nothing survives the process.
+///
+/// Links are `toolhost://results/<id>`, where the id is a hash of the serialized
+/// result and the principal, so the same result stored twice has one link.
+pub struct MemoryStore {
+    ttl: SignedDuration,
+    clock: fn() -> Timestamp,
+    entries: Mutex<HashMap<String, Entry>>,
+}
+
+impl MemoryStore {
+    /// A store whose links live for `ttl`, reading the time from `clock`.
+    pub fn new(ttl: SignedDuration, clock: fn() -> Timestamp) -> Self {
+        MemoryStore {
+            ttl,
+            clock,
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Reads back a stored result, if `uri` names one of `principal`'s that has
+    /// not expired.
+    pub fn get(&self, uri: &str, principal: Option<&str>) -> Option<ToolResult> {
+        let entries = self.entries.lock().expect("store lock");
+        let entry = entries.get(uri)?;
+        if entry.principal.as_deref() != principal || entry.expires_at <= (self.clock)() {
+            return None;
+        }
+        decode(entry.version, &entry.text).ok()
+    }
+}
+
+impl ResultStore for MemoryStore {
+    fn put<'a>(&'a self, offload: Offload<'a>) -> StoreFuture<'a, StoredLink> {
+        Box::pin(async move {
+            let (version, text) = encode(offload.result);
+            let mut hash = Sha256::new();
+            hash.update(text.as_bytes());
+            hash.update([0]);
+            hash.update(offload.principal.unwrap_or_default().as_bytes());
+            let id: String = hash.finalize()[..12]
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            let uri = format!("toolhost://results/{id}");
+            let expires_at = (self.clock)()
+                .checked_add(self.ttl)
+                .map_err(|e| StoreError(format!("expiry out of range: {e}")))?;
+            let size = offload.result.data().map(|d| d.to_string().len() as u64);
+            self.entries.lock().expect("store lock").insert(
+                uri.clone(),
+                Entry {
+                    version,
+                    text,
+                    principal: offload.principal.map(str::to_owned),
+                    expires_at,
+                },
+            );
+            Ok(StoredLink {
+                uri,
+                size,
+                mime: "application/json".into(),
+                expires_at: Some(expires_at),
+            })
+        })
+    }
+}
