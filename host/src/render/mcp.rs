@@ -84,15 +84,24 @@ impl Renderer for McpRenderer {
 impl McpRenderer {
     fn part(&self, index: usize, part: &ContentPart) -> Value {
         match part {
-            ContentPart::Text { text, mime } => {
+            ContentPart::Text { text, mime: None } => text_block(text.clone()),
+            // Text blocks cannot say what kind of text they hold; from 2025-06-18
+            // their `_meta` can, before that an embedded text resource can.
+            ContentPart::Text {
+                text,
+                mime: Some(mime),
+            } if self.revision.has_structured_content() => {
                 let mut block = text_block(text.clone());
-                if let Some(mime) = mime
-                    && self.revision.has_structured_content()
-                {
-                    block["_meta"] = json!({ meta::key("mimeType"): mime });
-                }
+                block["_meta"] = json!({ meta::key("mimeType"): mime });
                 block
             }
+            ContentPart::Text {
+                text,
+                mime: Some(mime),
+            } => json!({
+                "type": "resource",
+                "resource": { "uri": part_uri(index), "mimeType": mime, "text": text }
+            }),
             ContentPart::Binary { data, mime } => self.binary(index, data, mime),
             ContentPart::ResourceLink(link) => self.resource_link(link),
             ContentPart::EmbeddedResource { uri, mime, body } => {
@@ -124,7 +133,7 @@ impl McpRenderer {
             // the result: MCP has no plain binary block.
             _ => json!({
                 "type": "resource",
-                "resource": { "uri": format!("toolhost:part/{index}"), "mimeType": mime, "blob": STANDARD.encode(data) }
+                "resource": { "uri": part_uri(index), "mimeType": mime, "blob": STANDARD.encode(data) }
             }),
         }
     }
@@ -169,6 +178,12 @@ impl McpRenderer {
         }
         block
     }
+}
+
+/// The name of a part that travels as an embedded resource although it has no URI
+/// of its own: its place in the result.
+fn part_uri(index: usize) -> String {
+    format!("toolhost:part/{index}")
 }
 
 fn text_block(text: String) -> Value {

@@ -19,7 +19,7 @@ mod revision;
 pub mod structured;
 pub mod text;
 
-pub use mapper::{Mapper, Rendered, SizeLimits};
+pub use mapper::{Mapper, Rendered, SizeLimits, json_size};
 pub use revision::{Revision, UnknownRevision};
 
 use std::fmt;

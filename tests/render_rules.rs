@@ -1,0 +1,530 @@
+//! The ADR's rules, each pinned by a test over every renderer, revision and mode.
+
+mod common;
+
+use std::sync::Arc;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::{Value, json};
+use toolhost::render::{Mapper, OutputMode, RenderContext, Revision, SizeLimits, Target, legacy};
+use toolhost::result::{
+    ContentPart, ErrorCode, ResourceBody, ResourceLink, StoredLink, ToolResult,
+};
+use toolhost::samples;
+
+fn ctx<'a>(sample: &'a samples::Sample) -> RenderContext<'a> {
+    let mut ctx = RenderContext::new(sample.name, samples::render_time());
+    ctx.output_schema = sample.output_schema.as_ref();
+    ctx.request_id = "req-1";
+    ctx
+}
+
+fn mcp_targets() -> impl Iterator<Item = (Revision, OutputMode)> {
+    Revision::ALL
+        .into_iter()
+        .flat_map(|r| OutputMode::ALL.into_iter().map(move |m| (r, m)))
+}
+
+#[test]
+fn is_error_is_set_on_failures_only() {
+    let mapper = Mapper::default();
+    for sample in samples::all() {
+        for (revision, mode) in mcp_targets() {
+            let out = mapper.render_inline(
+                &sample.result,
+                Target::Mcp { revision, mode },
+                &ctx(&sample),
+            );
+            let expected = sample.result.is_failure().then_some(json!(true));
+            assert_eq!(
+                out.get("isError").cloned(),
+                expected,
+                "{} on {revision} {mode:?}",
+                sample.name
+            );
+        }
+    }
+}
+
+#[test]
+fn structured_content_has_the_shape_each_revision_allows() {
+    let mapper = Mapper::default();
+    for sample in samples::all() {
+        for (revision, mode) in mcp_targets() {
+            let out = mapper.render_inline(
+                &sample.result,
+                Target::Mcp { revision, mode },
+                &ctx(&sample),
+            );
+            let structured = out.get("structuredContent");
+            let which = format!("{} on {revision} {mode:?}", sample.name);
+            match (revision, sample.result.data()) {
+                (_, None) => {
+                    assert_eq!(structured, None, "{which}: no data, no structured content")
+                }
+                (Revision::V2024_11_05 | Revision::V2025_03_26, Some(_)) => {
+                    assert_eq!(
+                        structured, None,
+                        "{which}: the revision has no structured content"
+                    )
+                }
+                (Revision::V2026_07_28, Some(data)) => {
+                    assert_eq!(structured, Some(data), "{which}")
+                }
+                (_, Some(data)) => {
+                    let structured = structured.unwrap_or_else(|| panic!("{which}: missing"));
+                    assert!(structured.is_object(), "{which}: must be an object");
+                    if !data.is_object() {
+                        assert_eq!(structured, &json!({ "result": data }), "{which}: wrapped");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn result_type_only_on_the_stateless_revision() {
+    let mapper = Mapper::default();
+    let sample = &samples::all()[0];
+    for (revision, mode) in mcp_targets() {
+        let out =
+            mapper.render_inline(&sample.result, Target::Mcp { revision, mode }, &ctx(sample));
+        assert_eq!(
+            out.get("resultType").is_some(),
+            revision == Revision::V2026_07_28,
+            "{revision}"
+        );
+    }
+}
+
+#[test]
+fn compat_text_block_is_the_legacy_envelope() {
+    let mapper = Mapper::default();
+    for sample in samples::all() {
+        let envelope = legacy::envelope_text(&sample.result, &ctx(&sample));
+        for revision in Revision::ALL {
+            let out = mapper.render_inline(
+                &sample.result,
+                Target::Mcp {
+                    revision,
+                    mode: OutputMode::Compat,
+                },
+                &ctx(&sample),
+            );
+            assert_eq!(
+                out["content"][0]["text"],
+                json!(envelope),
+                "{} on {revision}",
+                sample.name
+            );
+        }
+    }
+}
+
+#[test]
+fn spec_mode_sends_plain_data_then_summary_and_metadata_blocks() {
+    let mapper = Mapper::default();
+    let target = Target::Mcp {
+        revision: Revision::V2025_11_25,
+        mode: OutputMode::Spec,
+    };
+    let result = ToolResult::success(Some(json!({"a": 1})))
+        .summary("one a")
+        .build();
+    let sample = samples::Sample {
+        name: "t",
+        about: "",
+        result,
+        output_schema: None,
+    };
+    let out = mapper.render_inline(&sample.result, target, &ctx(&sample));
+    let texts: Vec<&str> = out["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts[0], r#"{"a":1}"#);
+    assert_eq!(texts[1], "one a");
+    let meta_block: Value = serde_json::from_str(texts[2]).unwrap();
+    assert_eq!(meta_block, json!({ "_meta": out["_meta"] }));
+
+    // A result without data sends no data block.
+    let no_data = ToolResult::success(None).summary("done").build();
+    let out = mapper.render_inline(&no_data, target, &ctx(&sample));
+    assert_eq!(out["content"][0]["text"], json!("done"));
+    assert_eq!(out["content"].as_array().unwrap().len(), 2);
+}
+
+/// Every part kind, with markers that must each appear in every rendering.
+fn every_part() -> (ToolResult, Vec<String>) {
+    let image = b"IMAGE-BYTES".to_vec();
+    let audio = b"AUDIO-BYTES".to_vec();
+    let blob = b"BLOB-BYTES".to_vec();
+    let embedded = b"EMBEDDED-BYTES".to_vec();
+    let result = ToolResult::success(Some(json!({"marker": "DATA-MARKER"})))
+        .summary("SUMMARY-MARKER")
+        .parts([
+            ContentPart::Text {
+                text: "TEXT-MARKER".into(),
+                mime: Some("text/x-marker".into()),
+            },
+            ContentPart::binary(image.clone(), "image/x-marker"),
+            ContentPart::binary(audio.clone(), "audio/x-marker"),
+            ContentPart::binary(blob.clone(), "application/x-marker"),
+            ContentPart::ResourceLink(ResourceLink {
+                uri: "file:///LINK-URI".into(),
+                name: "LINK-NAME".into(),
+                title: Some("LINK-TITLE".into()),
+                description: Some("LINK-DESCRIPTION".into()),
+                mime: Some("text/x-link".into()),
+                size: Some(987_654_321),
+            }),
+            ContentPart::EmbeddedResource {
+                uri: "file:///EMBEDDED-TEXT-URI".into(),
+                mime: Some("text/x-embedded".into()),
+                body: ResourceBody::Text("EMBEDDED-TEXT".into()),
+            },
+            ContentPart::EmbeddedResource {
+                uri: "file:///EMBEDDED-BLOB-URI".into(),
+                mime: Some("application/x-embedded".into()),
+                body: ResourceBody::Bytes(embedded.clone()),
+            },
+        ])
+        .stored_link(StoredLink {
+            uri: "toolhost://results/STORED-URI".into(),
+            size: Some(123_456_789),
+            mime: "application/x-stored".into(),
+            expires_at: Some("2031-02-03T04:05:06Z".parse().unwrap()),
+        })
+        .extension(
+            toolhost::result::Extension::new("com.example", "ext-name", json!("EXT-VALUE"))
+                .unwrap(),
+        )
+        .dry_run(true)
+        .query(json!("QUERY-MARKER"))
+        .build();
+    let mut markers: Vec<String> = [
+        "DATA-MARKER",
+        "SUMMARY-MARKER",
+        "TEXT-MARKER",
+        "text/x-marker",
+        "image/x-marker",
+        "audio/x-marker",
+        "application/x-marker",
+        "file:///LINK-URI",
+        "LINK-NAME",
+        "LINK-TITLE",
+        "LINK-DESCRIPTION",
+        "text/x-link",
+        "987654321",
+        "file:///EMBEDDED-TEXT-URI",
+        "text/x-embedded",
+        "EMBEDDED-TEXT",
+        "file:///EMBEDDED-BLOB-URI",
+        "application/x-embedded",
+        "toolhost://results/STORED-URI",
+        "123456789",
+        "application/x-stored",
+        "2031-02-03T04:05:06Z",
+        "com.example/ext-name",
+        "EXT-VALUE",
+        "QUERY-MARKER",
+        "dryRun",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
+    markers.extend([&image, &audio, &blob, &embedded].map(|bytes| STANDARD.encode(bytes)));
+    (result, markers)
+}
+
+#[test]
+fn no_part_is_dropped_by_any_renderer() {
+    let (result, markers) = every_part();
+    let mapper = Mapper::default();
+    let sample = samples::Sample {
+        name: "every-part",
+        about: "",
+        result,
+        output_schema: None,
+    };
+    for target in Target::all() {
+        let out = mapper.render_inline(&sample.result, target, &ctx(&sample));
+        // Look through the text of nested JSON strings too (the compat text block).
+        let text = out.to_string().replace("\\\"", "\"");
+        for marker in &markers {
+            assert!(
+                text.contains(marker.as_str()),
+                "{target} dropped {marker}: {text}"
+            );
+        }
+    }
+    // The error of a failure, too.
+    let failure = ToolResult::failure(ErrorCode::NotFound, "MESSAGE-MARKER")
+        .details(json!("DETAILS-MARKER"))
+        .build();
+    for target in Target::all() {
+        let out = mapper
+            .render_inline(&failure, target, &ctx(&sample))
+            .to_string();
+        for marker in ["MESSAGE-MARKER", "DETAILS-MARKER", "not_found"] {
+            assert!(out.contains(marker), "{target} dropped {marker}: {out}");
+        }
+    }
+}
+
+#[test]
+fn every_mcp_rendering_of_every_part_passes_the_official_schema() {
+    let schemas = common::McpSchemas::load();
+    let (result, _) = every_part();
+    let sample = samples::Sample {
+        name: "every-part",
+        about: "",
+        result,
+        output_schema: None,
+    };
+    for (revision, mode) in mcp_targets() {
+        let out = Mapper::default().render_inline(
+            &sample.result,
+            Target::Mcp { revision, mode },
+            &ctx(&sample),
+        );
+        if let Err(errors) = schemas.check_call_tool_result(revision, &out) {
+            panic!("{revision} {mode:?}: {errors}\n{out:#}");
+        }
+    }
+}
+
+/// MCP `_meta` keys: an optional prefix of labels and `/`, then a name; reserved
+/// prefixes (second label `modelcontextprotocol` or `mcp`) never appear.
+#[test]
+fn meta_keys_follow_the_key_rules_and_avoid_reserved_prefixes() {
+    fn keys(value: &Value, found: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                for (key, inner) in map {
+                    if key == "_meta" {
+                        found.extend(inner.as_object().unwrap().keys().cloned());
+                    }
+                    keys(inner, found);
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|i| keys(i, found)),
+            _ => {}
+        }
+    }
+    let (every, _) = every_part();
+    let mut all = samples::all();
+    all.push(samples::Sample {
+        name: "every-part",
+        about: "",
+        result: every,
+        output_schema: None,
+    });
+    for sample in &all {
+        for (revision, mode) in mcp_targets() {
+            let out = Mapper::default().render_inline(
+                &sample.result,
+                Target::Mcp { revision, mode },
+                &ctx(sample),
+            );
+            let mut found = Vec::new();
+            keys(&out, &mut found);
+            for key in found {
+                let (prefix, name) = key.rsplit_once('/').unwrap_or(("", &key));
+                assert!(
+                    toolhost::result::validate_name(name).is_ok(),
+                    "{key}: bad name"
+                );
+                if !prefix.is_empty() {
+                    let labels: Vec<&str> = prefix.split('.').collect();
+                    assert!(
+                        labels.len() >= 2
+                            && labels[1] != "mcp"
+                            && labels[1] != "modelcontextprotocol",
+                        "{key}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The limit applies to the complete rendering, text copy included: a rendering of
+/// exactly the limit goes inline, one byte more goes to the store.
+#[tokio::test]
+async fn size_limit_applies_to_the_whole_rendering_at_the_boundary() {
+    let result = ToolResult::success(Some(json!({"rows": (0..200).collect::<Vec<_>>()})))
+        .summary("200 rows")
+        .build();
+    let sample = samples::Sample {
+        name: "rows",
+        about: "",
+        result,
+        output_schema: None,
+    };
+    for target in Target::all() {
+        let size = toolhost::render::json_size(&Mapper::default().render_inline(
+            &sample.result,
+            target,
+            &ctx(&sample),
+        ));
+        for (limit, offloaded) in [(size + 1, false), (size, false), (size - 1, true)] {
+            let store = Arc::new(common::store());
+            let mapper = Mapper::new(SizeLimits::uniform(limit), Some(store.clone()));
+            let rendered = mapper.render(&sample.result, target, &ctx(&sample)).await;
+            assert_eq!(
+                rendered.offloaded, offloaded,
+                "{target} with limit {limit} (rendering {size} bytes)"
+            );
+            assert!(
+                rendered.size <= limit,
+                "{target}: {} > {limit}",
+                rendered.size
+            );
+            assert_eq!(rendered.size, toolhost::render::json_size(&rendered.value));
+            if offloaded {
+                let text = rendered.value.to_string();
+                let uri_start = text
+                    .find("toolhost://results/")
+                    .expect("the link is rendered");
+                let uri: String = text[uri_start..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || ":/.".contains(*c))
+                    .collect();
+                assert_eq!(
+                    store.get(&uri, None),
+                    Some(sample.result.clone()),
+                    "{target}: stored whole"
+                );
+                assert!(
+                    !text.contains("199,"),
+                    "{target}: the data must not travel inline"
+                );
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn stored_results_are_bound_to_the_principal() {
+    let store = Arc::new(common::store());
+    let mapper = Mapper::new(SizeLimits::uniform(200), Some(store.clone()));
+    let result = ToolResult::success(Some(json!("x".repeat(1000)))).build();
+    let mut ctx = RenderContext::new("t", samples::render_time());
+    ctx.principal = Some("alice");
+    let rendered = mapper.render(&result, Target::Legacy, &ctx).await;
+    let uri = rendered.value["_meta"]["resourceUri"].as_str().unwrap();
+    assert_eq!(store.get(uri, Some("alice")), Some(result));
+    assert_eq!(store.get(uri, Some("bob")), None);
+    assert_eq!(store.get(uri, None), None);
+}
+
+#[tokio::test]
+async fn parts_too_large_stay_behind_in_the_store_with_a_note() {
+    let store = Arc::new(common::store());
+    let mapper = Mapper::new(SizeLimits::uniform(2_000), Some(store.clone()));
+    let result = ToolResult::success(None)
+        .part(ContentPart::binary(vec![7; 10_000], "image/png"))
+        .build();
+    let sample = samples::Sample {
+        name: "big-image",
+        about: "",
+        result,
+        output_schema: None,
+    };
+    for target in Target::all() {
+        let rendered = mapper.render(&sample.result, target, &ctx(&sample)).await;
+        assert!(
+            rendered.offloaded && rendered.size <= 2_000,
+            "{target}: {}",
+            rendered.size
+        );
+        assert!(
+            rendered
+                .value
+                .to_string()
+                .contains("content part(s) of this result are in the stored result"),
+            "{target}"
+        );
+    }
+}
+
+#[test]
+fn summary_and_generated_time_are_never_lost() {
+    let mapper = Mapper::default();
+    let at = "2020-01-01T00:00:00Z";
+    let result = ToolResult::success(None)
+        .generated_at(at.parse().unwrap())
+        .build();
+    let sample = samples::Sample {
+        name: "t",
+        about: "",
+        result,
+        output_schema: None,
+    };
+    for target in Target::all() {
+        let out = mapper
+            .render_inline(&sample.result, target, &ctx(&sample))
+            .to_string();
+        assert!(
+            out.contains(at),
+            "{target}: the tool's own generation time wins"
+        );
+        assert!(
+            !out.contains("2027-01-15T08:00:00Z"),
+            "{target}: not the render time"
+        );
+    }
+}
+
+/// The schema check is not vacuous: it refuses what each revision forbids.
+#[test]
+fn the_official_schemas_refuse_what_a_revision_forbids() {
+    let schemas = common::McpSchemas::load();
+    let audio = json!({"content": [{"type": "audio", "data": "", "mimeType": "audio/wav"}]});
+    assert!(
+        schemas
+            .check_call_tool_result(Revision::V2024_11_05, &audio)
+            .is_err()
+    );
+    assert!(
+        schemas
+            .check_call_tool_result(Revision::V2025_03_26, &audio)
+            .is_ok()
+    );
+    let list = json!({"content": [], "structuredContent": [1]});
+    assert!(
+        schemas
+            .check_call_tool_result(Revision::V2025_11_25, &list)
+            .is_err()
+    );
+    assert!(
+        schemas
+            .check_call_tool_result(
+                Revision::V2026_07_28,
+                &json!({"content": [], "structuredContent": [1], "resultType": "complete"})
+            )
+            .is_ok()
+    );
+    assert!(
+        schemas
+            .check_call_tool_result(Revision::V2026_07_28, &json!({"content": []}))
+            .is_err(),
+        "resultType is required"
+    );
+    let link = json!({"content": [{"type": "resource_link", "uri": "file:///a", "name": "a"}]});
+    assert!(
+        schemas
+            .check_call_tool_result(Revision::V2025_03_26, &link)
+            .is_err()
+    );
+    assert!(
+        schemas
+            .check_call_tool_result(Revision::V2025_06_18, &link)
+            .is_ok()
+    );
+}
