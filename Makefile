@@ -34,7 +34,7 @@ unit:
 
 ## Every A2A rendering of the golden matrix, parsed by the official a2a-sdk.
 a2a-check: setup
-	$(A2A_VENV)/bin/python tests/a2a/check_a2a.py tests/a2a/samples-selftest tests/golden
+	$(A2A_VENV)/bin/python tests/a2a/check_a2a.py tests/a2a/samples-selftest $(wildcard tests/golden/*/a2a.json)
 
 ## Regenerate the golden files after an intended change; review `git diff tests/golden`.
 bless:
