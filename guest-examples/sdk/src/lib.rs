@@ -1,0 +1,199 @@
+//! Write toolhost tools in Rust.
+//!
+//! A tool is a WebAssembly component (target `wasm32-wasip2`) that exports the
+//! WIT world `toolhost:plugin/plugin`: it describes its tools once and answers
+//! calls. This crate holds the bindings for that world (and for the older
+//! `legacy-app` world), builders for what a tool returns, and small wrappers
+//! around the host's imports.
+//!
+//! ```no_run
+//! use serde::Deserialize;
+//! use toolhost_guest::{CallContext, Plugin, ToolDescriptor, ToolResult, json, with_args};
+//!
+//! struct Tools;
+//!
+//! #[derive(Deserialize)]
+//! struct Add {
+//!     a: f64,
+//!     b: f64,
+//! }
+//!
+//! impl Plugin for Tools {
+//!     fn describe() -> Vec<ToolDescriptor> {
+//!         vec![ToolDescriptor::new("add", "Adds two numbers.")
+//!             .input_schema(json!({
+//!                 "type": "object",
+//!                 "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+//!                 "required": ["a", "b"],
+//!             }))
+//!             .read_only(true)
+//!             .build()]
+//!     }
+//!
+//!     fn call(name: String, arguments: String, _context: CallContext) -> ToolResult {
+//!         match name.as_str() {
+//!             "add" => with_args(&arguments, |Add { a, b }| {
+//!                 ToolResult::success(json!({"sum": a + b})).summary(format!("{a} + {b} = {}", a + b))
+//!             }),
+//!             other => ToolResult::unknown_tool(other).build(),
+//!         }
+//!     }
+//! }
+//!
+//! toolhost_guest::export_plugin!(Tools);
+//! ```
+//!
+//! What a tool cannot do, by design:
+//!
+//! - **Write wire JSON.** A tool returns a [`ToolResult`] made of typed parts;
+//!   the host renders it for MCP, A2A or the legacy envelope. Only the data
+//!   (and error details, the echoed query and extension values) are JSON, and
+//!   this crate serializes them for you.
+//! - **Leave its sandbox.** Files, network, environment variables and clocks
+//!   reach a guest only through WASI and only as far as the operator's policy
+//!   grants: a directory preopened at a guest path such as `/data`, and
+//!   configuration values read with [`config`]. Each call runs in a fresh
+//!   instance, so nothing (not even a `static`) survives between calls.
+//! - **Run forever or grow without bound.** The host stops a call at its
+//!   deadline or memory limit and reports a coded failure of its own.
+
+mod args;
+mod descriptor;
+mod result;
+
+pub use args::{IntoToolResult, parse_args, with_args};
+pub use descriptor::DescriptorBuilder;
+pub use result::{LinkBuilder, Part, ResultBuilder};
+pub use serde_json::{self, Value, json};
+
+/// Bindings generated from the WIT world `plugin` (imports `host`, exports
+/// `tool`). Most tools need only the re-exports at the crate root.
+pub mod bindings {
+    wit_bindgen::generate!({
+        path: "../../wit",
+        world: "plugin",
+        pub_export_macro: true,
+        export_macro_name: "export_plugin_raw",
+    });
+}
+
+/// Bindings generated from the WIT world `legacy-app` (imports `host`,
+/// exports `app`). The types and the `host` import are those of
+/// [`bindings`].
+pub mod legacy_bindings {
+    wit_bindgen::generate!({
+        path: "../../wit",
+        world: "legacy-app",
+        pub_export_macro: true,
+        export_macro_name: "export_legacy_app_raw",
+        with: {
+            "toolhost:plugin/types@0.1.0": crate::bindings::toolhost::plugin::types,
+            "toolhost:plugin/host@0.1.0": crate::bindings::toolhost::plugin::host,
+        },
+    });
+}
+
+/// The WIT types of `toolhost:plugin/types`, as generated.
+pub mod wit {
+    pub use crate::bindings::toolhost::plugin::types::*;
+}
+
+pub use wit::{
+    Annotations, CallContext, ContentPart, Datetime, ErrorCode, Metadata, NamespacedValue, Outcome,
+    Pagination, StoredLink, ToolDescriptor, ToolResult,
+};
+
+/// The trait a plugin implements: `describe` lists its tools, `call` runs one.
+///
+/// `arguments` is the JSON text of the arguments object, already validated by
+/// the host against the tool's input schema; read it with [`with_args`] or
+/// [`parse_args`]. Export the implementing type with [`export_plugin!`].
+pub use bindings::exports::toolhost::plugin::tool::Guest as Plugin;
+
+/// The trait an app in the legacy format implements: like [`Plugin`], but
+/// `call` returns the legacy envelope (`{"success": true, "data": ..}`) as a
+/// string. New tools should implement [`Plugin`]. Export the implementing type
+/// with [`export_legacy_app!`].
+pub use legacy_bindings::exports::toolhost::plugin::app::Guest as LegacyApp;
+
+/// Exports a type implementing [`Plugin`] as this component's `tool`
+/// interface. Use it once, at the root of the tool crate.
+///
+/// ```ignore
+/// toolhost_guest::export_plugin!(MyTools);
+/// ```
+#[macro_export]
+macro_rules! export_plugin {
+    ($ty:ident) => {
+        $crate::__export_plugin_impl!($ty with_types_in $crate::bindings);
+    };
+}
+
+/// Exports a type implementing [`LegacyApp`] as this component's `app`
+/// interface (world `legacy-app`).
+///
+/// ```ignore
+/// toolhost_guest::export_legacy_app!(MyApp);
+/// ```
+#[macro_export]
+macro_rules! export_legacy_app {
+    ($ty:ident) => {
+        $crate::__export_legacy_app_impl!($ty with_types_in $crate::legacy_bindings);
+    };
+}
+
+/// Writes lines to the host's log, tagged with the plugin and the call. Where
+/// the caller's protocol supports it, the host forwards them to the caller.
+pub mod log {
+    use crate::bindings::toolhost::plugin::host;
+
+    pub use host::LogLevel as Level;
+
+    /// Logs `message` at `level`.
+    pub fn log(level: Level, message: impl AsRef<str>) {
+        host::log(level, message.as_ref());
+    }
+
+    /// Logs at trace level.
+    pub fn trace(message: impl AsRef<str>) {
+        log(Level::Trace, message);
+    }
+
+    /// Logs at debug level.
+    pub fn debug(message: impl AsRef<str>) {
+        log(Level::Debug, message);
+    }
+
+    /// Logs at info level.
+    pub fn info(message: impl AsRef<str>) {
+        log(Level::Info, message);
+    }
+
+    /// Logs at warn level.
+    pub fn warn(message: impl AsRef<str>) {
+        log(Level::Warn, message);
+    }
+
+    /// Logs at error level.
+    pub fn error(message: impl AsRef<str>) {
+        log(Level::Error, message);
+    }
+}
+
+/// Reports how far the call has come: `progress` should grow with each report,
+/// and `total`, if known, is its value at completion (`progress(1.0, Some(1.0))`
+/// says "done").
+pub fn progress(progress: f64, total: Option<f64>) {
+    bindings::toolhost::plugin::host::progress(progress, total, None);
+}
+
+/// Like [`progress`], with a message for the caller ("3 of 10 files").
+pub fn progress_with_message(progress: f64, total: Option<f64>, message: impl AsRef<str>) {
+    bindings::toolhost::plugin::host::progress(progress, total, Some(message.as_ref()));
+}
+
+/// The configuration value `key` the operator granted to this plugin, or
+/// `None` when it was not granted.
+pub fn config(key: &str) -> Option<String> {
+    bindings::toolhost::plugin::host::get_config(key)
+}
