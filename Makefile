@@ -5,17 +5,27 @@ CARGO ?= cargo
 PYTHON ?= python3
 A2A_VENV := tests/a2a/.venv
 
-.PHONY: run test setup lint unit a2a-check bless build
+GUESTS := --manifest-path guest-examples/Cargo.toml --target wasm32-wasip2 --release --locked
 
-## Build the host (release: optimised Cranelift) and render the sample results.
-run: build
-	./target/release/toolhost samples
+.PHONY: run test setup guests lint unit a2a-check bless build
+
+## Build the host (release: optimised Cranelift) and the example tools, list the
+## tools and call one.
+run: build guests
+	./target/release/toolhost tools
+	./target/release/toolhost call hello --args '{"name": "world"}'
 
 build:
 	$(CARGO) build --release --locked
 
-## Every test: formatting, clippy, unit + golden + rule tests, the A2A check.
-test: setup lint unit a2a-check
+## The Rust example and hostile guests (guest-examples/target/wasm32-wasip2/release/*.wasm).
+guests:
+	rustup target add wasm32-wasip2
+	$(CARGO) build $(GUESTS)
+
+## Every test: formatting, clippy, unit, golden, rule, runtime and sandbox tests,
+## the A2A check. The guests are built once and shared by every test.
+test: setup guests lint unit a2a-check
 
 ## What the tests need beside cargo: the A2A reference implementation (PyPI).
 setup: $(A2A_VENV)/.installed
@@ -27,7 +37,9 @@ $(A2A_VENV)/.installed: tests/a2a/requirements.txt
 
 lint:
 	$(CARGO) fmt --all -- --check
+	$(CARGO) fmt --manifest-path guest-examples/Cargo.toml --all -- --check
 	$(CARGO) clippy --release --locked --all-targets -- -D warnings
+	$(CARGO) clippy $(GUESTS) -- -D warnings
 
 unit:
 	$(CARGO) test --release --locked

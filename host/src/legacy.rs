@@ -345,7 +345,7 @@ fn read_meta(
                     None => Some(value),
                 }
             }
-            keys::DURATION_MS => match value.as_u64() {
+            keys::DURATION_MS => match value.as_f64() {
                 Some(ms) => {
                     builder = builder.duration_ms(ms);
                     None

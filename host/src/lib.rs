@@ -6,8 +6,11 @@
 //! [`render::Mapper`] renders it for the caller's format, and results too large to
 //! send inline go to a [`store::ResultStore`].
 
+pub mod catalog;
+pub mod config;
 pub mod legacy;
 pub mod render;
 pub mod result;
+pub mod runtime;
 pub mod samples;
 pub mod store;

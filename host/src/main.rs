@@ -1,11 +1,19 @@
-//! The `toolhost` command line.
+//! The `toolhost` command line: list, call and check tools; render the samples.
+//!
+//! Exit codes: 0 success; 1 a failed tool result or check findings; 2 bad usage,
+//! configuration or component (the message names the file and the problem).
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use jiff::SignedDuration;
-use toolhost::render::{Mapper, RenderContext, SizeLimits, Target};
+use serde_json::{Value, json};
+use toolhost::catalog::{self, Caller, Catalog, Severity};
+use toolhost::config::{Config, PluginConfig, World};
+use toolhost::render::{Mapper, OutputMode, RenderContext, Revision, SizeLimits, Target};
+use toolhost::runtime::{EngineSettings, Runtime};
 use toolhost::samples;
 use toolhost::store::MemoryStore;
 
@@ -17,43 +25,287 @@ struct Cli {
     command: Command,
 }
 
+/// Where the tools come from.
+#[derive(Args, Clone)]
+struct Source {
+    /// The configuration file (default: ./toolhost.toml if it exists, else the
+    /// embedded defaults with the example tools).
+    #[arg(long, global = true)]
+    config: Option<PathBuf>,
+    /// Load only this component (repeatable), with its sidecar policy
+    /// (`<name>.toml` beside it) or the default policy.
+    #[arg(long = "plugin", global = true)]
+    plugins: Vec<PathBuf>,
+}
+
 #[derive(Subcommand)]
 enum Command {
+    /// Lists every tool with its schemas.
+    Tools {
+        #[command(flatten)]
+        source: Source,
+    },
+    /// Calls a tool and prints its result as the mapper renders it.
+    Call {
+        /// The tool's name.
+        tool: String,
+        /// The arguments, a JSON object.
+        #[arg(long, default_value = "{}")]
+        args: String,
+        /// The MCP revision to render for.
+        #[arg(long, default_value = Revision::LATEST.as_str())]
+        revision: String,
+        /// `compat` (legacy text block) or `spec` (plain JSON text); default: the configuration's.
+        #[arg(long)]
+        mode: Option<String>,
+        /// Render the legacy envelope or an A2A task instead of MCP.
+        #[arg(long, value_parser = ["mcp", "legacy", "a2a"], default_value = "mcp")]
+        format: String,
+        #[command(flatten)]
+        source: Source,
+    },
+    /// Checks a component: world, descriptors, names, schemas. One line per finding.
+    Check {
+        component: PathBuf,
+        /// Treat deprecations (hand-built legacy envelopes) as errors.
+        #[arg(long)]
+        strict: bool,
+    },
     /// Renders the sample results of the golden matrix through the mapper.
     Samples {
-        /// Only this sample (see the list with no arguments).
+        /// Only this sample.
         name: Option<String>,
-        /// The format to render: `legacy`, `a2a`, `mcp-<revision>-<compat|spec>`,
-        /// or `all`.
+        /// `legacy`, `a2a`, `mcp-<revision>-<compat|spec>`, or `all`.
         #[arg(long, default_value = "mcp-2026-07-28-compat")]
         target: String,
     },
 }
 
 fn main() -> ExitCode {
+    use std::io::IsTerminal as _;
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("TOOLHOST_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .init();
     let cli = Cli::parse();
-    match cli.command {
-        Command::Samples { name, target } => render_samples(name.as_deref(), &target),
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    runtime.block_on(async {
+        match cli.command {
+            Command::Tools { source } => list_tools(&source).await,
+            Command::Call {
+                tool,
+                args,
+                revision,
+                mode,
+                format,
+                source,
+            } => call(&source, &tool, &args, &revision, mode.as_deref(), &format).await,
+            Command::Check { component, strict } => check(&component, strict).await,
+            Command::Samples { name, target } => render_samples(name.as_deref(), &target).await,
+        }
+    })
+}
+
+/// Prints `error: <message>` and returns exit code 2.
+fn usage_error(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(2)
+}
+
+fn load_config(source: &Source) -> Result<Config, String> {
+    let mut config = match &source.config {
+        Some(path) => Config::load(path).map_err(|e| e.to_string())?,
+        None if Path::new("toolhost.toml").exists() => {
+            Config::load(Path::new("toolhost.toml")).map_err(|e| e.to_string())?
+        }
+        None => Config::embedded(),
+    };
+    if !source.plugins.is_empty() {
+        config.plugins = source
+            .plugins
+            .iter()
+            .map(|path| toolhost::config::sidecar_plugin(path))
+            .collect::<Result<_, _>>()
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(config)
+}
+
+fn engine_settings(config: &Config) -> EngineSettings {
+    EngineSettings {
+        pooling: config.host.pooling,
+        fuel: config.plugins.iter().any(|p| p.policy.fuel.is_some()),
+        max_memory_bytes: config
+            .plugins
+            .iter()
+            .map(|p| p.policy.memory_mib.min(4096) << 20)
+            .max()
+            .unwrap_or(64 << 20),
     }
 }
 
-fn render_samples(name: Option<&str>, target: &str) -> ExitCode {
+async fn open(source: &Source) -> Result<(Config, Runtime, Catalog), String> {
+    let config = load_config(source)?;
+    let runtime = Runtime::new(
+        engine_settings(&config),
+        config.host.data_dir.join("compile-cache"),
+    )
+    .map_err(|e| format!("cannot start the engine: {e:#}"))?;
+    let catalog = Catalog::load(&config, &runtime)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok((config, runtime, catalog))
+}
+
+async fn list_tools(source: &Source) -> ExitCode {
+    let (_, _runtime, catalog) = match open(source).await {
+        Ok(opened) => opened,
+        Err(message) => return usage_error(message),
+    };
+    for tool in catalog.tools() {
+        let d = &tool.descriptor;
+        let entry = json!({
+            "name": tool.name,
+            "plugin": tool.plugin().name(),
+            "title": d.title,
+            "description": d.description,
+            "inputSchema": d.input_schema,
+            "outputSchema": d.output_schema,
+            "requiredPrivileges": d.required_privileges,
+            "readOnly": tool.annotations.read_only,
+            "openWorld": tool.annotations.open_world,
+        });
+        println!("{}", serde_json::to_string_pretty(&entry).expect("JSON"));
+    }
+    ExitCode::SUCCESS
+}
+
+async fn call(
+    source: &Source,
+    name: &str,
+    args: &str,
+    revision: &str,
+    mode: Option<&str>,
+    format: &str,
+) -> ExitCode {
+    let arguments: Value = match serde_json::from_str(args) {
+        Ok(value) => value,
+        Err(e) => return usage_error(format!("--args is not JSON: {e}")),
+    };
+    let revision: Revision = match revision.parse() {
+        Ok(revision) => revision,
+        Err(e) => return usage_error(e),
+    };
+    let (config, _runtime, catalog) = match open(source).await {
+        Ok(opened) => opened,
+        Err(message) => return usage_error(message),
+    };
+    let mode: OutputMode = match mode.map(str::parse).transpose() {
+        Ok(mode) => mode.unwrap_or(config.host.output_mode),
+        Err(e) => return usage_error(e),
+    };
+    let target = match format {
+        "legacy" => Target::Legacy,
+        "a2a" => Target::A2a,
+        _ => Target::Mcp { revision, mode },
+    };
+    let result = match catalog
+        .call(name, Some(&arguments), &Caller::local(), "cli-1", None)
+        .await
+    {
+        Ok(result) => result,
+        Err(unknown) => {
+            let names: Vec<&str> = catalog.tools().iter().map(|t| t.name.as_str()).collect();
+            return usage_error(format!("{unknown}; the tools are: {}", names.join(", ")));
+        }
+    };
+    let store = Arc::new(MemoryStore::new(
+        SignedDuration::from_hours(1),
+        jiff::Timestamp::now,
+    ));
+    let mapper = Mapper::new(config.host.size_limits, Some(store));
+    let tool = catalog.tool(name).expect("the tool was just called");
+    let mut ctx = RenderContext::new(name, jiff::Timestamp::now());
+    ctx.output_schema = tool.descriptor.output_schema.as_ref();
+    ctx.request_id = "cli-1";
+    let rendered = mapper.render(&result, target, &ctx).await;
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&rendered.value).expect("JSON")
+    );
+    if result.is_failure() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+async fn check(component: &Path, strict: bool) -> ExitCode {
+    let plugin_config: PluginConfig = match toolhost::config::sidecar_plugin(component) {
+        Ok(config) => config,
+        Err(e) => return usage_error(e),
+    };
+    let settings = EngineSettings {
+        pooling: false,
+        fuel: plugin_config.policy.fuel.is_some(),
+        max_memory_bytes: plugin_config.policy.memory_mib << 20,
+    };
+    let cache_dir = std::env::temp_dir().join("toolhost-check-cache");
+    let runtime = match Runtime::new(settings, cache_dir) {
+        Ok(runtime) => runtime,
+        Err(e) => return usage_error(format!("cannot start the engine: {e:#}")),
+    };
+    let plugin = match runtime.load(&plugin_config).await {
+        Ok(plugin) => Arc::new(plugin),
+        Err(e) => {
+            println!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let findings = catalog::check(&plugin_config, &plugin, strict);
+    let errors = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .count();
+    for finding in &findings {
+        let level = if finding.severity == Severity::Error {
+            "error"
+        } else {
+            "warning"
+        };
+        println!("{level}: {}: {}", component.display(), finding.message);
+    }
+    let world = match plugin.world() {
+        World::Plugin => "plugin",
+        World::LegacyApp => "legacy-app",
+    };
+    eprintln!(
+        "{}: world {world}, {} tool(s), {errors} error(s), {} warning(s)",
+        component.display(),
+        plugin.tools().len(),
+        findings.len() - errors
+    );
+    if errors > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+async fn render_samples(name: Option<&str>, target: &str) -> ExitCode {
     let targets = if target == "all" {
         Target::all()
     } else {
         match target.parse::<Target>() {
             Ok(target) => vec![target],
-            Err(message) => {
-                eprintln!("error: {message}");
-                return ExitCode::from(2);
-            }
+            Err(message) => return usage_error(message),
         }
     };
     let all = samples::all();
@@ -63,37 +315,31 @@ fn render_samples(name: Option<&str>, target: &str) -> ExitCode {
         .collect();
     if chosen.is_empty() {
         let names: Vec<_> = all.iter().map(|s| s.name).collect();
-        eprintln!(
-            "error: no sample named {:?}; the samples are: {}",
+        return usage_error(format!(
+            "no sample named {:?}; the samples are: {}",
             name.unwrap_or_default(),
             names.join(", ")
-        );
-        return ExitCode::from(2);
+        ));
     }
     let store = Arc::new(MemoryStore::new(
         SignedDuration::from_hours(1),
         samples::render_time,
     ));
     let mapper = Mapper::new(SizeLimits::default(), Some(store));
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .expect("a tokio runtime");
     for sample in chosen {
         for target in &targets {
             let mut ctx = RenderContext::new(sample.name, samples::render_time());
             ctx.output_schema = sample.output_schema.as_ref();
             ctx.request_id = "sample-1";
-            let rendered = runtime.block_on(mapper.render(&sample.result, *target, &ctx));
+            let rendered = mapper.render(&sample.result, *target, &ctx).await;
+            let note = if rendered.offloaded {
+                ", offloaded to the store"
+            } else {
+                ""
+            };
             println!(
-                "# {} ({}) as {target}, {} bytes{}",
-                sample.name,
-                sample.about,
-                rendered.size,
-                if rendered.offloaded {
-                    ", offloaded to the store"
-                } else {
-                    ""
-                }
+                "# {} ({}) as {target}, {} bytes{note}",
+                sample.name, sample.about, rendered.size
             );
             println!(
                 "{}",

@@ -247,7 +247,7 @@ pub fn all() -> Vec<Sample> {
             result: ToolResult::success(Some(json!({"price": 19.5})))
                 .generated_at(at("2027-01-14T23:10:00Z"))
                 .expires_at(at("2027-01-15T12:00:00Z"))
-                .duration_ms(37)
+                .duration_ms(37.25)
                 .build(),
             output_schema: None,
         },

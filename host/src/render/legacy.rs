@@ -147,7 +147,7 @@ mod tests {
                 .query(json!({"term": "x"}))
                 .generated_at(at)
                 .expires_at(at)
-                .duration_ms(12)
+                .duration_ms(12.5)
                 .part(ContentPart::binary(vec![1, 2, 3], "image/png"))
                 .stored_link(StoredLink {
                     uri: "toolhost://r/1".into(),

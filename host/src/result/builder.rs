@@ -142,7 +142,7 @@ impl ToolResultBuilder {
         self
     }
 
-    pub fn duration_ms(mut self, ms: u64) -> Self {
+    pub fn duration_ms(mut self, ms: f64) -> Self {
         self.result.metadata.duration_ms = Some(ms);
         self
     }

@@ -298,9 +298,9 @@ pub struct Metadata {
     /// Until when the result is valid.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<Timestamp>,
-    /// How long the call took in milliseconds, measured by the host.
+    /// How long the call took in milliseconds (to the microsecond), measured by the host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duration_ms: Option<u64>,
+    pub duration_ms: Option<f64>,
     /// Values of extensions, each under its validated namespace.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extensions: Vec<Extension>,

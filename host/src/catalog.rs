@@ -1,0 +1,380 @@
+//! The catalog: every tool of every loaded plugin under its public name, checked
+//! once at load, and the steps of a call that come before and after the sandbox:
+//! privileges, arguments against the input schema, data against the output schema.
+//!
+//! Load-time checks: names fit `^[a-zA-Z0-9_-]{1,64}$` after the plugin's prefix;
+//! input schemas are valid JSON Schema describing an object; output schemas are
+//! valid JSON Schema; a name used twice is an error naming both plugins.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use crate::config::{Config, PluginConfig, World};
+use crate::result::{ErrorCode, ToolResult};
+use crate::runtime::{
+    Annotations, CallContext, EventSender, LoadError, Plugin, Runtime, ToolDescriptor,
+};
+
+/// A tool as the catalog serves it.
+pub struct Tool {
+    /// The public name (with the plugin's prefix).
+    pub name: String,
+    /// The descriptor as the plugin gave it (its own name inside).
+    pub descriptor: ToolDescriptor,
+    /// The hints, with unset ones derived from the plugin's policy.
+    pub annotations: Annotations,
+    plugin: Arc<Plugin>,
+    input: jsonschema::Validator,
+    output: Option<jsonschema::Validator>,
+}
+
+impl Tool {
+    pub fn plugin(&self) -> &Plugin {
+        &self.plugin
+    }
+}
+
+/// Who calls, and what they may do.
+#[derive(Debug, Clone, Default)]
+pub struct Caller {
+    /// The authenticated principal; `None` for a local, unauthenticated caller.
+    pub principal: Option<String>,
+    /// The caller's privileges; `None` means every privilege (a local operator).
+    pub privileges: Option<BTreeSet<String>>,
+}
+
+impl Caller {
+    /// The local operator: no principal, every privilege.
+    pub fn local() -> Self {
+        Caller::default()
+    }
+}
+
+/// A problem that stops the catalog from loading; each names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error("{path}: tool {tool:?}: {problem}")]
+    Descriptor {
+        path: String,
+        tool: String,
+        problem: String,
+    },
+    #[error(
+        "tool name {name:?} is offered twice: by plugin {first} ({first_path}) and by plugin {second} ({second_path}); give one of them a `prefix`"
+    )]
+    Duplicate {
+        name: String,
+        first: String,
+        first_path: String,
+        second: String,
+        second_path: String,
+    },
+}
+
+/// How serious a finding of [`check`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One finding of [`check`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub severity: Severity,
+    pub message: String,
+}
+
+/// The static check of one loaded plugin (`toolhost check`): every descriptor
+/// rule as an error, and warnings for tools without an output schema and for
+/// app tools that answer with hand-built legacy envelopes (the ADR's phase 2
+/// deprecation; an error with `strict`, its phase 3).
+pub fn check(config: &PluginConfig, plugin: &Arc<Plugin>, strict: bool) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let mut seen = BTreeSet::new();
+    let error = |message: String| Finding {
+        severity: Severity::Error,
+        message,
+    };
+    for descriptor in plugin.tools() {
+        match checked_tool(config, plugin, descriptor) {
+            Ok(tool) => {
+                if !seen.insert(tool.name.clone()) {
+                    findings.push(error(format!(
+                        "tool {:?}: described twice by the same plugin",
+                        tool.name
+                    )));
+                }
+                if descriptor.output_schema.is_none() && plugin.world() == World::Plugin {
+                    findings.push(Finding {
+                        severity: Severity::Warning,
+                        message: format!("tool {:?}: no output schema; clients cannot validate its data (declare one in describe())", tool.name),
+                    });
+                }
+            }
+            Err(problem) => findings.push(error(format!("tool {:?}: {problem}", descriptor.name))),
+        }
+    }
+    if plugin.world() == World::LegacyApp {
+        findings.push(Finding {
+            severity: if strict { Severity::Error } else { Severity::Warning },
+            message: "world legacy-app: the tools answer with hand-built {\"success\": ..} strings, which are deprecated; return a result object from world plugin instead".into(),
+        });
+    }
+    if plugin.tools().is_empty() {
+        findings.push(error("describe() returned no tools".into()));
+    }
+    findings
+}
+
+/// The call named a tool the catalog does not have.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("unknown tool {0:?}")]
+pub struct UnknownTool(pub String);
+
+/// Every tool, in the order the configuration lists the plugins.
+pub struct Catalog {
+    tools: Vec<Tool>,
+    by_name: HashMap<String, usize>,
+    paths: HashMap<String, String>,
+}
+
+impl Catalog {
+    /// Loads every plugin of `config` into `runtime` and checks their tools.
+    ///
+    /// # Errors
+    ///
+    /// The first [`CatalogError`]: a plugin that does not load, a descriptor that
+    /// breaks a rule, or a duplicate name.
+    pub async fn load(config: &Config, runtime: &Runtime) -> Result<Catalog, CatalogError> {
+        let mut catalog = Catalog {
+            tools: Vec::new(),
+            by_name: HashMap::new(),
+            paths: HashMap::new(),
+        };
+        for plugin_config in &config.plugins {
+            let plugin = runtime.load(plugin_config).await?;
+            catalog.add(plugin_config, Arc::new(plugin))?;
+        }
+        Ok(catalog)
+    }
+
+    /// Adds the tools of a loaded plugin.
+    ///
+    /// # Errors
+    ///
+    /// A [`CatalogError`] for a descriptor that breaks a rule or a duplicate name.
+    pub fn add(&mut self, config: &PluginConfig, plugin: Arc<Plugin>) -> Result<(), CatalogError> {
+        let path = config.path.display().to_string();
+        let mut seen = BTreeSet::new();
+        for descriptor in plugin.tools() {
+            let tool = checked_tool(config, &plugin, descriptor).map_err(|problem| {
+                CatalogError::Descriptor {
+                    path: path.clone(),
+                    tool: descriptor.name.clone(),
+                    problem,
+                }
+            })?;
+            if !seen.insert(tool.name.clone()) {
+                return Err(CatalogError::Descriptor {
+                    path: path.clone(),
+                    tool: tool.name.clone(),
+                    problem: "described twice by the same plugin".into(),
+                });
+            }
+            if let Some(&index) = self.by_name.get(&tool.name) {
+                let first = &self.tools[index];
+                return Err(CatalogError::Duplicate {
+                    name: tool.name.clone(),
+                    first: first.plugin.name().to_owned(),
+                    first_path: self.paths[first.plugin.name()].clone(),
+                    second: plugin.name().to_owned(),
+                    second_path: path,
+                });
+            }
+            self.by_name.insert(tool.name.clone(), self.tools.len());
+            self.tools.push(tool);
+        }
+        self.paths.insert(plugin.name().to_owned(), path);
+        Ok(())
+    }
+
+    /// Every tool, in a stable order.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.by_name.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// Calls `name` with `arguments` (absent means `{}`) for `caller`. The result
+    /// carries the call's duration.
+    ///
+    /// # Errors
+    ///
+    /// [`UnknownTool`] when there is no such tool; everything else is a result.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Option<&Value>,
+        caller: &Caller,
+        request_id: &str,
+        events: Option<EventSender>,
+    ) -> Result<ToolResult, UnknownTool> {
+        let tool = self
+            .tool(name)
+            .ok_or_else(|| UnknownTool(name.to_owned()))?;
+        let started = Instant::now();
+        let result = self.run(tool, arguments, caller, request_id, events).await;
+        // Milliseconds to the microsecond: most calls take well under one.
+        let duration_ms = (started.elapsed().as_micros() as f64) / 1000.0;
+        tracing::info!(
+            tool = name,
+            plugin = tool.plugin.name(),
+            duration_ms,
+            failed = result.is_failure(),
+            "call"
+        );
+        Ok(result.to_builder().duration_ms(duration_ms).build())
+    }
+
+    async fn run(
+        &self,
+        tool: &Tool,
+        arguments: Option<&Value>,
+        caller: &Caller,
+        request_id: &str,
+        events: Option<EventSender>,
+    ) -> ToolResult {
+        if let Some(held) = &caller.privileges {
+            let missing: Vec<&String> = tool
+                .descriptor
+                .required_privileges
+                .iter()
+                .filter(|p| !held.contains(*p))
+                .collect();
+            if !missing.is_empty() {
+                let list: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
+                return ToolResult::failure_with(
+                    ErrorCode::MissingPrivilege,
+                    format!("Missing privilege: {}", list.join(", ")),
+                    json!({ "missing": list }),
+                );
+            }
+        }
+        let empty = json!({});
+        let arguments = arguments.unwrap_or(&empty);
+        let errors: Vec<Value> = tool
+            .input
+            .iter_errors(arguments)
+            .map(|e| json!({ "path": e.instance_path().to_string(), "message": e.to_string() }))
+            .collect();
+        if !errors.is_empty() {
+            return ToolResult::failure_with(
+                ErrorCode::InvalidArguments,
+                format!(
+                    "The arguments do not match the input schema of {}: {}",
+                    tool.name,
+                    errors[0]["message"].as_str().unwrap_or_default()
+                ),
+                json!({ "errors": errors }),
+            );
+        }
+        let context = CallContext {
+            caller: caller.principal.clone(),
+            request_id: request_id.to_owned(),
+        };
+        let result = tool
+            .plugin
+            .call(
+                &tool.descriptor.name,
+                &arguments.to_string(),
+                &context,
+                events,
+            )
+            .await;
+        check_output(tool, result)
+    }
+}
+
+/// A success of a tool with an output schema must carry data that matches it.
+fn check_output(tool: &Tool, result: ToolResult) -> ToolResult {
+    let (Some(validator), false) = (&tool.output, result.is_failure()) else {
+        return result;
+    };
+    let violations: Vec<Value> = match result.data() {
+        Some(data) => validator
+            .iter_errors(data)
+            .map(|e| json!({ "path": e.instance_path().to_string(), "message": e.to_string() }))
+            .collect(),
+        None => vec![json!({ "path": "", "message": "the tool returned no data" })],
+    };
+    if violations.is_empty() {
+        return result;
+    }
+    tracing::warn!(tool = %tool.name, plugin = tool.plugin.name(), error.type = "output_schema_violation", "result does not match the output schema");
+    ToolResult::failure_with(
+        ErrorCode::ToolError,
+        format!(
+            "The result of {} does not match its output schema, so it was not sent.",
+            tool.name
+        ),
+        json!({ "plugin": tool.plugin.name(), "tool": tool.descriptor.name, "violations": violations }),
+    )
+}
+
+fn checked_tool(
+    config: &PluginConfig,
+    plugin: &Arc<Plugin>,
+    descriptor: &ToolDescriptor,
+) -> Result<Tool, String> {
+    let name = match &config.prefix {
+        Some(prefix) => format!("{prefix}_{}", descriptor.name),
+        None => descriptor.name.clone(),
+    };
+    if name.is_empty()
+        || name.len() > 64
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        return Err(format!(
+            "the name {name:?} must be 1 to 64 letters, digits, '_' or '-' so every client accepts it"
+        ));
+    }
+    if descriptor.input_schema.get("type") != Some(&json!("object")) {
+        return Err("the input schema must describe an object (\"type\": \"object\")".into());
+    }
+    let input = jsonschema::validator_for(&descriptor.input_schema)
+        .map_err(|e| format!("the input schema is not valid JSON Schema: {e}"))?;
+    let output = descriptor
+        .output_schema
+        .as_ref()
+        .map(|schema| {
+            jsonschema::validator_for(schema)
+                .map_err(|e| format!("the output schema is not valid JSON Schema: {e}"))
+        })
+        .transpose()?;
+    let capabilities = plugin.capabilities();
+    let mut annotations = descriptor.annotations;
+    if annotations.read_only.is_none() && !capabilities.has_writable_preopen() {
+        annotations.read_only = Some(true);
+    }
+    if annotations.open_world.is_none() && !capabilities.has_network() {
+        annotations.open_world = Some(false);
+    }
+    Ok(Tool {
+        name,
+        descriptor: descriptor.clone(),
+        annotations,
+        plugin: plugin.clone(),
+        input,
+        output,
+    })
+}

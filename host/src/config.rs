@@ -1,0 +1,474 @@
+//! The operator's configuration: host settings and the plugins to load, read from
+//! a TOML file (see `toolhost.example.toml` for every key with a comment).
+//!
+//! Plugins come in two ways: listed in the file (`[[plugin]]`), or as `.wasm` files
+//! in a directory named by `host.plugin_dirs`, each with an optional sidecar
+//! `<name>.toml` holding the same keys as a `[[plugin]]` table (without `path`).
+//! Relative paths are resolved against the file that names them.
+//!
+//! Parsing checks shapes and values; every error names the file and the key.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::render::{OutputMode, SizeLimits};
+
+/// The configuration `make run` and `toolhost` use when no file is given: the Rust
+/// example tools, built by `make guests`, with the default policy.
+pub const EMBEDDED_DEFAULTS: &str = include_str!("../../toolhost.default.toml");
+
+/// A configuration problem, naming the file and what is wrong.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}: {problem}")]
+pub struct ConfigError {
+    pub file: String,
+    pub problem: String,
+}
+
+impl ConfigError {
+    fn new(file: &Path, problem: impl Into<String>) -> Self {
+        ConfigError {
+            file: file.display().to_string(),
+            problem: problem.into(),
+        }
+    }
+}
+
+/// The whole configuration, with paths resolved.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub host: HostSettings,
+    pub plugins: Vec<PluginConfig>,
+}
+
+/// Settings of the host itself.
+#[derive(Debug, Clone)]
+pub struct HostSettings {
+    /// Where the compile cache and (later) the result store live.
+    pub data_dir: PathBuf,
+    /// The output mode for callers that do not choose one.
+    pub output_mode: OutputMode,
+    /// The largest rendering each format sends inline.
+    pub size_limits: SizeLimits,
+    /// Directories scanned for `.wasm` plugins with sidecar policies.
+    pub plugin_dirs: Vec<PathBuf>,
+    /// Use the pooling instance allocator (the default) or allocate on demand.
+    pub pooling: bool,
+}
+
+/// One plugin: a component and the policy it runs under.
+#[derive(Debug, Clone)]
+pub struct PluginConfig {
+    /// The plugin's name (logs, error details); defaults to the file stem.
+    pub name: String,
+    pub path: PathBuf,
+    /// The world the component must export; detected when absent.
+    pub world: Option<World>,
+    /// Prepended to each tool name (`<prefix>_<tool>`), to keep names unique.
+    pub prefix: Option<String>,
+    pub policy: PolicyConfig,
+    /// The file this plugin was configured in, for error messages.
+    pub source: PathBuf,
+}
+
+/// The two worlds a component may implement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum World {
+    Plugin,
+    LegacyApp,
+}
+
+impl World {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            World::Plugin => "plugin",
+            World::LegacyApp => "legacy-app",
+        }
+    }
+}
+
+/// What a plugin may do, as the operator wrote it. Every default is the safe one:
+/// no preopened directories, no environment variables, no network, no configuration
+/// values, 64 MiB of memory, 10 s per call, no fuel metering, 16 concurrent
+/// instances.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyConfig {
+    #[serde(default)]
+    pub preopens: Vec<PreopenConfig>,
+    /// Names of host environment variables passed through (values are read at load).
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// Addresses the guest may connect to: `host:port`, where host is an IP
+    /// address, a CIDR block or a DNS name, and port a number or `*`.
+    #[serde(default)]
+    pub network: Vec<String>,
+    /// Values the guest reads with the host `get-config` import.
+    #[serde(default)]
+    pub config: BTreeMap<String, String>,
+    #[serde(default = "PolicyConfig::default_memory_mib")]
+    pub memory_mib: u64,
+    #[serde(default = "PolicyConfig::default_timeout_ms")]
+    pub timeout_ms: u64,
+    /// Instructions a call may execute (wasmtime fuel); none means unmetered.
+    #[serde(default)]
+    pub fuel: Option<u64>,
+    #[serde(default = "PolicyConfig::default_max_instances")]
+    pub max_instances: u32,
+}
+
+impl PolicyConfig {
+    fn default_memory_mib() -> u64 {
+        64
+    }
+    fn default_timeout_ms() -> u64 {
+        10_000
+    }
+    fn default_max_instances() -> u32 {
+        16
+    }
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        PolicyConfig {
+            preopens: Vec::new(),
+            env: Vec::new(),
+            network: Vec::new(),
+            config: BTreeMap::new(),
+            memory_mib: Self::default_memory_mib(),
+            timeout_ms: Self::default_timeout_ms(),
+            fuel: None,
+            max_instances: Self::default_max_instances(),
+        }
+    }
+}
+
+/// A host directory made visible to the guest.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PreopenConfig {
+    /// The directory on the host (relative to the configuring file).
+    pub host: PathBuf,
+    /// Where the guest sees it (`/data`).
+    pub guest: String,
+    /// Whether the guest may create, change and delete files in it.
+    #[serde(default)]
+    pub writable: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    host: RawHost,
+    #[serde(default)]
+    plugin: Vec<RawPlugin>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawHost {
+    data_dir: Option<PathBuf>,
+    output_mode: Option<String>,
+    size_limit: Option<usize>,
+    #[serde(default)]
+    size_limits: RawSizeLimits,
+    #[serde(default)]
+    plugin_dirs: Vec<PathBuf>,
+    allocator: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSizeLimits {
+    legacy: Option<usize>,
+    mcp: Option<usize>,
+    a2a: Option<usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlugin {
+    name: Option<String>,
+    path: Option<PathBuf>,
+    world: Option<World>,
+    prefix: Option<String>,
+    #[serde(default)]
+    policy: PolicyConfig,
+}
+
+impl Config {
+    /// Reads the configuration file at `path`.
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] naming the file when it cannot be read, is not valid TOML,
+    /// has an unknown key or a bad value.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError::new(path, format!("cannot read the configuration: {e}")))?;
+        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        Config::parse(&text, path, &base)
+    }
+
+    /// The embedded defaults, with paths relative to the current directory.
+    pub fn embedded() -> Config {
+        Config::parse(
+            EMBEDDED_DEFAULTS,
+            Path::new("<embedded defaults>"),
+            Path::new(""),
+        )
+        .expect("the embedded defaults are valid")
+    }
+
+    /// Parses configuration text; `file` names it in errors, `base` resolves paths.
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] for invalid TOML, unknown keys or bad values.
+    pub fn parse(text: &str, file: &Path, base: &Path) -> Result<Config, ConfigError> {
+        let raw: RawConfig =
+            toml::from_str(text).map_err(|e| ConfigError::new(file, e.to_string()))?;
+        let host = host_settings(raw.host, file, base)?;
+        let mut plugins = Vec::new();
+        for (i, plugin) in raw.plugin.into_iter().enumerate() {
+            let Some(path) = plugin.path else {
+                return Err(ConfigError::new(
+                    file,
+                    format!(
+                        "[[plugin]] number {} has no `path` to a .wasm component",
+                        i + 1
+                    ),
+                ));
+            };
+            plugins.push(plugin_config(
+                plugin.name,
+                base.join(path),
+                plugin.world,
+                plugin.prefix,
+                plugin.policy,
+                file,
+                base,
+            )?);
+        }
+        for dir in &host.plugin_dirs {
+            plugins.extend(scan_plugin_dir(dir, file)?);
+        }
+        Ok(Config { host, plugins })
+    }
+}
+
+fn host_settings(raw: RawHost, file: &Path, base: &Path) -> Result<HostSettings, ConfigError> {
+    let output_mode = match raw.output_mode {
+        Some(mode) => mode
+            .parse()
+            .map_err(|e: String| ConfigError::new(file, format!("host.output_mode: {e}")))?,
+        None => OutputMode::default(),
+    };
+    let uniform = raw.size_limit.unwrap_or(SizeLimits::DEFAULT_BYTES);
+    let size_limits = SizeLimits {
+        legacy: raw.size_limits.legacy.unwrap_or(uniform),
+        mcp: raw.size_limits.mcp.unwrap_or(uniform),
+        a2a: raw.size_limits.a2a.unwrap_or(uniform),
+    };
+    let pooling = match raw.allocator.as_deref() {
+        None | Some("pooling") => true,
+        Some("on-demand") => false,
+        Some(other) => {
+            return Err(ConfigError::new(
+                file,
+                format!(
+                    "host.allocator: unknown allocator {other:?}; use \"pooling\" or \"on-demand\""
+                ),
+            ));
+        }
+    };
+    Ok(HostSettings {
+        data_dir: base.join(raw.data_dir.unwrap_or_else(|| PathBuf::from(".toolhost"))),
+        output_mode,
+        size_limits,
+        plugin_dirs: raw.plugin_dirs.into_iter().map(|d| base.join(d)).collect(),
+        pooling,
+    })
+}
+
+fn plugin_config(
+    name: Option<String>,
+    path: PathBuf,
+    world: Option<World>,
+    prefix: Option<String>,
+    mut policy: PolicyConfig,
+    file: &Path,
+    base: &Path,
+) -> Result<PluginConfig, ConfigError> {
+    let name = match name {
+        Some(name) => name,
+        None => path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .ok_or_else(|| {
+                ConfigError::new(
+                    file,
+                    format!("plugin path {} has no file name", path.display()),
+                )
+            })?,
+    };
+    for preopen in &mut policy.preopens {
+        preopen.host = base.join(&preopen.host);
+        if !preopen.guest.starts_with('/') {
+            return Err(ConfigError::new(
+                file,
+                format!(
+                    "plugin {name}: preopen guest path {:?} must be absolute (e.g. \"/data\")",
+                    preopen.guest
+                ),
+            ));
+        }
+    }
+    if policy.memory_mib == 0 || policy.timeout_ms == 0 || policy.max_instances == 0 {
+        return Err(ConfigError::new(
+            file,
+            format!(
+                "plugin {name}: memory_mib, timeout_ms and max_instances must be greater than 0"
+            ),
+        ));
+    }
+    if let Some(prefix) = &prefix
+        && (prefix.is_empty()
+            || !prefix
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'))
+    {
+        return Err(ConfigError::new(
+            file,
+            format!("plugin {name}: prefix {prefix:?} may hold only letters, digits, '_' and '-'"),
+        ));
+    }
+    Ok(PluginConfig {
+        name,
+        path,
+        world,
+        prefix,
+        policy,
+        source: file.to_path_buf(),
+    })
+}
+
+/// Every `.wasm` in `dir`, each with its sidecar `<stem>.toml` if there is one.
+fn scan_plugin_dir(dir: &Path, file: &Path) -> Result<Vec<PluginConfig>, ConfigError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        ConfigError::new(
+            file,
+            format!("host.plugin_dirs: cannot read {}: {e}", dir.display()),
+        )
+    })?;
+    let mut wasm: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "wasm"))
+        .collect();
+    wasm.sort();
+    wasm.into_iter().map(|path| sidecar_plugin(&path)).collect()
+}
+
+/// The plugin for a `.wasm` found in a plugin directory.
+///
+/// # Errors
+///
+/// A [`ConfigError`] naming the sidecar file when it is invalid.
+pub fn sidecar_plugin(path: &Path) -> Result<PluginConfig, ConfigError> {
+    let sidecar = path.with_extension("toml");
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    if !sidecar.exists() {
+        return plugin_config(
+            None,
+            path.to_path_buf(),
+            None,
+            None,
+            PolicyConfig::default(),
+            path,
+            &base,
+        );
+    }
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Sidecar {
+        name: Option<String>,
+        world: Option<World>,
+        prefix: Option<String>,
+        #[serde(default)]
+        policy: PolicyConfig,
+    }
+    let text = std::fs::read_to_string(&sidecar)
+        .map_err(|e| ConfigError::new(&sidecar, format!("cannot read the policy: {e}")))?;
+    let raw: Sidecar =
+        toml::from_str(&text).map_err(|e| ConfigError::new(&sidecar, e.to_string()))?;
+    plugin_config(
+        raw.name,
+        path.to_path_buf(),
+        raw.world,
+        raw.prefix,
+        raw.policy,
+        &sidecar,
+        &base,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(text, Path::new("test.toml"), Path::new("/etc/th"))
+    }
+
+    #[test]
+    fn defaults_are_the_safe_ones() {
+        let config = parse("[[plugin]]\npath = \"a.wasm\"\n").unwrap();
+        let plugin = &config.plugins[0];
+        assert_eq!(plugin.name, "a");
+        assert_eq!(plugin.path, Path::new("/etc/th/a.wasm"));
+        assert!(
+            plugin.policy.preopens.is_empty()
+                && plugin.policy.network.is_empty()
+                && plugin.policy.env.is_empty()
+        );
+        assert_eq!(plugin.policy.memory_mib, 64);
+        assert_eq!(config.host.size_limits, SizeLimits::default());
+        assert_eq!(config.host.output_mode, OutputMode::Compat);
+        assert!(config.host.pooling);
+    }
+
+    #[test]
+    fn errors_name_the_file_and_the_key() {
+        let err =
+            parse("[[plugin]]\npath = \"a.wasm\"\n[plugin.policy]\nmemory = 3\n").unwrap_err();
+        assert!(err.to_string().starts_with("test.toml: "), "{err}");
+        assert!(err.to_string().contains("memory"), "{err}");
+
+        let err = parse("[host]\noutput_mode = \"fancy\"\n").unwrap_err();
+        assert!(err.to_string().contains("host.output_mode"), "{err}");
+
+        let err = parse("[[plugin]]\nname = \"x\"\n").unwrap_err();
+        assert!(err.to_string().contains("no `path`"), "{err}");
+
+        let err = parse("[[plugin]]\npath = \"a.wasm\"\n[[plugin.policy.preopens]]\nhost = \"d\"\nguest = \"data\"\n").unwrap_err();
+        assert!(err.to_string().contains("must be absolute"), "{err}");
+    }
+
+    #[test]
+    fn the_example_configuration_parses_with_every_key() {
+        let text = include_str!("../../toolhost.example.toml");
+        let config =
+            Config::parse(text, Path::new("toolhost.example.toml"), Path::new("/x")).unwrap();
+        assert_eq!(config.plugins[0].policy.preopens[0].guest, "/data");
+    }
+
+    #[test]
+    fn the_embedded_defaults_parse() {
+        assert!(!Config::embedded().plugins.is_empty());
+    }
+}

@@ -1,0 +1,105 @@
+//! The one wasmtime [`Engine`] and what keeps it honest: the epoch ticker that
+//! makes deadlines fire, and the allocator settings.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+/// How often the epoch advances: the granularity of deadlines, and how often a
+/// busy guest yields its thread to other calls.
+pub const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+/// Engine settings chosen from the configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct EngineSettings {
+    /// Pooling allocator (fast fresh instances) or on-demand allocation.
+    pub pooling: bool,
+    /// Meter fuel (needed when any plugin sets a fuel budget).
+    pub fuel: bool,
+    /// The largest linear memory any plugin may have, in bytes.
+    pub max_memory_bytes: u64,
+}
+
+impl Default for EngineSettings {
+    fn default() -> Self {
+        EngineSettings {
+            pooling: true,
+            fuel: false,
+            max_memory_bytes: 64 << 20,
+        }
+    }
+}
+
+/// Builds the engine: async, epoch interruption, copy-on-write memory images, and
+/// the pooling allocator sized for many small concurrent instances.
+///
+/// # Errors
+///
+/// When wasmtime refuses the configuration (e.g. the machine cannot reserve the
+/// pool's virtual memory).
+pub fn build(settings: EngineSettings) -> wasmtime::Result<Engine> {
+    let mut config = Config::new();
+    config.epoch_interruption(true);
+    config.consume_fuel(settings.fuel);
+    config.memory_init_cow(true);
+    config.parallel_compilation(true);
+    if settings.pooling {
+        let mut pool = PoolingAllocationConfig::default();
+        // Up to 256 instances at once. A component (WASI adapter, language
+        // runtime) holds several core instances, memories and tables; JS and
+        // Python ones more than Rust ones. Each memory slot reserves 4 GiB of
+        // address space (so bounds checks can be elided), not of memory.
+        pool.total_component_instances(256)
+            .total_core_instances(1_024)
+            .total_memories(512)
+            .total_tables(1_024)
+            .max_core_instances_per_component(64)
+            .max_memories_per_component(16)
+            .max_tables_per_component(32)
+            .table_elements(200_000)
+            .max_memory_size(usize::try_from(settings.max_memory_bytes).unwrap_or(usize::MAX))
+            .max_unused_warm_slots(100);
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    }
+    Engine::new(&config)
+}
+
+/// Advances the engine's epoch every [`EPOCH_TICK`] on a thread of its own, until
+/// dropped. Without it, an epoch deadline never fires.
+pub struct EpochTicker {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl EpochTicker {
+    pub fn start(engine: &Engine) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let engine = engine.clone();
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("toolhost-epoch".into())
+            .spawn(move || {
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(EPOCH_TICK);
+                    engine.increment_epoch();
+                }
+            })
+            .expect("spawning the epoch thread");
+        EpochTicker {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for EpochTicker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

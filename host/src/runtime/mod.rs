@@ -1,0 +1,183 @@
+//! The sandbox: one wasmtime engine, plugins loaded once, each call in a fresh
+//! instance with the limits and capabilities its plugin's policy grants.
+//!
+//! Loading a plugin ([`Runtime::load`]) compiles the component (or reads it from
+//! the compile cache), checks which world it implements, links it against WASI
+//! and the `host` interface, validates its policy into [`Capabilities`], and calls
+//! `describe` once. A call ([`Plugin::call`]) gets a new store and instance from
+//! the cached pre-instantiation; nothing carries over from one call to the next.
+
+mod cache;
+mod descriptor;
+mod engine;
+mod faults;
+mod host_api;
+mod output;
+mod plugin;
+mod policy;
+mod state;
+
+pub use cache::Origin;
+pub use descriptor::{Annotations, ToolDescriptor};
+pub use engine::{EPOCH_TICK, EngineSettings};
+pub use plugin::{CallContext, Plugin, call_budget};
+pub use policy::{Capabilities, PolicyError};
+pub use state::{EventSender, GuestEvent, LogLevel};
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::Semaphore;
+use wasmtime::Engine;
+use wasmtime::component::{Component, Linker};
+
+use crate::config::{PluginConfig, World};
+use crate::result::wit::legacy_app::{LegacyApp, LegacyAppPre};
+use crate::result::wit::plugin::{Plugin as PluginWorld, PluginPre};
+use cache::CompileCache;
+use engine::EpochTicker;
+use plugin::Ready;
+use state::CallState;
+
+/// The export that marks each world.
+const TOOL_EXPORT: &str = "toolhost:plugin/tool@0.1.0";
+const APP_EXPORT: &str = "toolhost:plugin/app@0.1.0";
+
+/// A plugin could not be loaded. The message names the component file.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {problem}")]
+pub struct LoadError {
+    pub path: String,
+    pub problem: String,
+}
+
+/// The engine, the linker and the compile cache, shared by every plugin.
+pub struct Runtime {
+    engine: Engine,
+    linker: Linker<CallState>,
+    cache: CompileCache,
+    _ticker: EpochTicker,
+}
+
+impl Runtime {
+    /// A runtime with `settings`, caching compiled components in `cache_dir`.
+    ///
+    /// # Errors
+    ///
+    /// When wasmtime refuses the engine configuration.
+    pub fn new(settings: EngineSettings, cache_dir: PathBuf) -> wasmtime::Result<Runtime> {
+        let engine = engine::build(settings)?;
+        let mut linker = Linker::<CallState>::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        PluginWorld::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| {
+            state
+        })?;
+        let cache = CompileCache::new(cache_dir, &engine);
+        let ticker = EpochTicker::start(&engine);
+        Ok(Runtime {
+            engine,
+            linker,
+            cache,
+            _ticker: ticker,
+        })
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Loads the plugin `config` describes.
+    ///
+    /// # Errors
+    ///
+    /// A [`LoadError`] naming the file: unreadable, not a component, the wrong
+    /// world, imports the host does not offer, a policy that cannot apply, or a
+    /// `describe` that fails or returns schemas that are not JSON.
+    pub async fn load(&self, config: &PluginConfig) -> Result<Plugin, LoadError> {
+        let error = |problem: String| LoadError {
+            path: config.path.display().to_string(),
+            problem,
+        };
+        let bytes = std::fs::read(&config.path).map_err(|e| {
+            error(format!(
+                "cannot read the component: {e}; build it (make guests) or fix the path in {}",
+                config.source.display()
+            ))
+        })?;
+        let (component, origin) = self
+            .cache
+            .load(&self.engine, &config.path, &bytes)
+            .map_err(|e| error(format!("{e:#}")))?;
+        let world = detect_world(&self.engine, &component).map_err(error)?;
+        if let Some(expected) = config.world
+            && expected != world
+        {
+            return Err(error(format!(
+                "configured as world {} but the component implements world {}",
+                expected.as_str(),
+                world.as_str()
+            )));
+        }
+        let pre = self
+            .linker
+            .instantiate_pre(&component)
+            .map_err(|e| error(format!("cannot be linked: {e:#}")))?;
+        let ready = match world {
+            World::Plugin => {
+                Ready::Plugin(PluginPre::new(pre).map_err(|e| error(format!("{e:#}")))?)
+            }
+            World::LegacyApp => {
+                Ready::LegacyApp(LegacyAppPre::new(pre).map_err(|e| error(format!("{e:#}")))?)
+            }
+        };
+        let capabilities = Capabilities::configure(&config.name, &config.policy)
+            .map_err(|e| error(e.to_string()))?;
+        let mut plugin = Plugin {
+            name: Arc::from(config.name.as_str()),
+            world,
+            engine: self.engine.clone(),
+            ready,
+            slots: Arc::new(Semaphore::new(capabilities.max_instances as usize)),
+            capabilities,
+            tools: Vec::new(),
+            origin,
+        };
+        let described = plugin
+            .describe()
+            .await
+            .map_err(|e| error(format!("describe() failed: {e:#}")))?;
+        plugin.tools = described
+            .into_iter()
+            .map(ToolDescriptor::from_wit)
+            .collect::<Result<_, _>>()
+            .map_err(error)?;
+        Ok(plugin)
+    }
+}
+
+/// Which of the two worlds `component` implements, by its exports.
+fn detect_world(engine: &Engine, component: &Component) -> Result<World, String> {
+    let exports: Vec<String> = component
+        .component_type()
+        .exports(engine)
+        .map(|(name, _)| name.to_owned())
+        .collect();
+    if exports.iter().any(|e| e == TOOL_EXPORT) {
+        Ok(World::Plugin)
+    } else if exports.iter().any(|e| e == APP_EXPORT) {
+        Ok(World::LegacyApp)
+    } else {
+        Err(format!(
+            "exports neither {TOOL_EXPORT} (world plugin) nor {APP_EXPORT} (world legacy-app); it exports: {}. Build it against wit/ of this toolhost",
+            if exports.is_empty() {
+                "nothing".to_owned()
+            } else {
+                exports.join(", ")
+            }
+        ))
+    }
+}
+
+// `LegacyApp` is named so the link between the world and its bindings is visible.
+#[allow(dead_code)]
+type _LegacyAppBindings = LegacyApp;

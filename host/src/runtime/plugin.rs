@@ -1,0 +1,278 @@
+//! A loaded plugin: its compiled component, ready to instantiate, its tools, and
+//! the capabilities its policy grants. Each call gets a fresh store and instance.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tokio::sync::Semaphore;
+use wasmtime::component::ResourceTable;
+use wasmtime::{Engine, Store, UpdateDeadline};
+
+use super::cache::Origin;
+use super::descriptor::ToolDescriptor;
+use super::engine::EPOCH_TICK;
+use super::faults::{DeadlineExceeded, FaultContext, fault, host_failure};
+use super::output::GuestOutput;
+use super::policy::{Capabilities, Denials};
+use super::state::{CallLimiter, CallState, EventSender};
+use crate::config::World;
+use crate::legacy::decode_app_response;
+use crate::result::wit::legacy_app::LegacyAppPre;
+use crate::result::wit::plugin::PluginPre;
+use crate::result::wit::{to_wit_datetime, wit_types};
+use crate::result::{ErrorCode, ToolResult};
+
+/// The component, linked and ready to instantiate, in its world.
+pub(super) enum Ready {
+    Plugin(PluginPre<CallState>),
+    LegacyApp(LegacyAppPre<CallState>),
+}
+
+/// Who calls and which request this is, as the guest sees it.
+#[derive(Debug, Clone, Default)]
+pub struct CallContext {
+    pub caller: Option<String>,
+    pub request_id: String,
+}
+
+/// A plugin ready to serve calls.
+pub struct Plugin {
+    pub(super) name: Arc<str>,
+    pub(super) world: World,
+    pub(super) engine: Engine,
+    pub(super) ready: Ready,
+    pub(super) capabilities: Capabilities,
+    pub(super) slots: Arc<Semaphore>,
+    pub(super) tools: Vec<ToolDescriptor>,
+    pub(super) origin: Origin,
+}
+
+/// A store set up for one call, and what observes it.
+struct Sandbox {
+    store: Store<CallState>,
+    stdout: GuestOutput,
+    stderr: GuestOutput,
+    denials: Denials,
+    deadline: Instant,
+}
+
+impl Plugin {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn world(&self) -> World {
+        self.world
+    }
+
+    /// The tools the plugin described when it was loaded.
+    pub fn tools(&self) -> &[ToolDescriptor] {
+        &self.tools
+    }
+
+    pub fn capabilities(&self) -> &Capabilities {
+        &self.capabilities
+    }
+
+    /// Whether the compiled component came from the compile cache.
+    pub fn from_cache(&self) -> bool {
+        self.origin == Origin::Cached
+    }
+
+    /// Runs `tool` with `arguments` (JSON text) in a fresh instance. Never fails:
+    /// a fault in the sandbox becomes a coded failure result.
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: &str,
+        ctx: &CallContext,
+        events: Option<EventSender>,
+    ) -> ToolResult {
+        let timeout = self.capabilities.timeout;
+        let Ok(Ok(_slot)) = tokio::time::timeout(timeout, self.slots.acquire()).await else {
+            return host_failure(
+                ErrorCode::ResourceLimit,
+                format!(
+                    "All {} instances of this plugin stayed busy for {} ms.",
+                    self.capabilities.max_instances,
+                    timeout.as_millis()
+                ),
+                &self.name,
+                tool,
+                json!({ "maxInstances": self.capabilities.max_instances }),
+            );
+        };
+        let mut sandbox = match self.sandbox(tool, events) {
+            Ok(sandbox) => sandbox,
+            Err(error) => return self.finish_fault(tool, &error, None),
+        };
+        let context = wit_types::CallContext {
+            caller: ctx.caller.clone(),
+            request_id: ctx.request_id.clone(),
+            deadline: jiff::Timestamp::now()
+                .checked_add(timeout)
+                .ok()
+                .map(to_wit_datetime),
+        };
+        let (tool_name, arguments) = (tool.to_owned(), arguments.to_owned());
+        let store = &mut sandbox.store;
+        let run = async {
+            match &self.ready {
+                Ready::Plugin(pre) => {
+                    let instance = pre.instantiate_async(&mut *store).await?;
+                    let answer = instance
+                        .toolhost_plugin_tool()
+                        .call_call(&mut *store, &tool_name, &arguments, &context)
+                        .await?;
+                    Ok::<_, wasmtime::Error>(
+                        ToolResult::try_from(answer).map_err(|e| e.to_string()),
+                    )
+                }
+                Ready::LegacyApp(pre) => {
+                    let instance = pre.instantiate_async(&mut *store).await?;
+                    let answer = instance
+                        .toolhost_plugin_app()
+                        .call_call(&mut *store, &tool_name, &arguments, &context)
+                        .await?;
+                    Ok(decode_app_response(&answer).map_err(|e| e.to_string()))
+                }
+            }
+        };
+        let outcome = Self::bounded(sandbox.deadline, run).await;
+        sandbox.stdout.finish();
+        sandbox.stderr.finish();
+        match outcome {
+            Ok(Ok(result)) => result,
+            Ok(Err(problem)) => {
+                tracing::warn!(plugin = %self.name, tool, %problem, error.type = "malformed_result", "guest returned a malformed result");
+                host_failure(
+                    ErrorCode::ToolError,
+                    format!("The tool returned a malformed result: {problem}"),
+                    &self.name,
+                    tool,
+                    json!({}),
+                )
+            }
+            Err(error) => self.finish_fault(tool, &error, Some(&sandbox)),
+        }
+    }
+
+    /// Calls `describe` once in a fresh instance.
+    pub(super) async fn describe(&self) -> wasmtime::Result<Vec<wit_types::ToolDescriptor>> {
+        let mut sandbox = self.sandbox("describe", None)?;
+        let store = &mut sandbox.store;
+        let run = async {
+            match &self.ready {
+                Ready::Plugin(pre) => {
+                    let instance = pre.instantiate_async(&mut *store).await?;
+                    instance
+                        .toolhost_plugin_tool()
+                        .call_describe(&mut *store)
+                        .await
+                }
+                Ready::LegacyApp(pre) => {
+                    let instance = pre.instantiate_async(&mut *store).await?;
+                    instance
+                        .toolhost_plugin_app()
+                        .call_describe(&mut *store)
+                        .await
+                }
+            }
+        };
+        let outcome = Self::bounded(sandbox.deadline, run).await;
+        sandbox.stdout.finish();
+        sandbox.stderr.finish();
+        outcome.map_err(|error| {
+            let stderr = sandbox.stderr.tail();
+            if stderr.is_empty() {
+                error
+            } else {
+                error.context(format!("guest stderr: {stderr}"))
+            }
+        })
+    }
+
+    /// Runs `work` until the deadline, plus a few ticks of grace for the epoch
+    /// check to fire first; a guest waiting in a host call is stopped here.
+    async fn bounded<T>(
+        deadline: Instant,
+        work: impl Future<Output = wasmtime::Result<T>>,
+    ) -> wasmtime::Result<T> {
+        let grace = deadline + EPOCH_TICK * 5;
+        match tokio::time::timeout_at(grace.into(), work).await {
+            Ok(result) => result,
+            Err(_) => Err(DeadlineExceeded.into()),
+        }
+    }
+
+    fn sandbox(&self, tool: &str, events: Option<EventSender>) -> wasmtime::Result<Sandbox> {
+        let stdout = GuestOutput::new(&self.name, tool, "stdout");
+        let stderr = GuestOutput::new(&self.name, tool, "stderr");
+        let denials = Denials::default();
+        let wasi = self
+            .capabilities
+            .prepare(tool, &stderr, &stdout, &denials)?;
+        let state = CallState {
+            wasi,
+            table: ResourceTable::new(),
+            limiter: CallLimiter::new(self.capabilities.memory_bytes),
+            plugin: self.name.clone(),
+            tool: tool.to_owned(),
+            config: self.capabilities.config(),
+            events,
+            log_lines: 0,
+        };
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|state| &mut state.limiter);
+        let deadline = Instant::now() + self.capabilities.timeout;
+        // Each epoch tick, a running guest yields its thread to other calls; past
+        // the deadline it is stopped.
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(move |_| {
+            if Instant::now() >= deadline {
+                Err(DeadlineExceeded.into())
+            } else {
+                Ok(UpdateDeadline::Yield(1))
+            }
+        });
+        if let Some(fuel) = self.capabilities.fuel {
+            store.set_fuel(fuel)?;
+        }
+        Ok(Sandbox {
+            store,
+            stdout,
+            stderr,
+            denials,
+            deadline,
+        })
+    }
+
+    fn finish_fault(
+        &self,
+        tool: &str,
+        error: &wasmtime::Error,
+        sandbox: Option<&Sandbox>,
+    ) -> ToolResult {
+        let denials = sandbox
+            .map(|s| s.denials.lock().expect("denials lock").clone())
+            .unwrap_or_default();
+        let exceeded = sandbox.and_then(|s| s.store.data().limiter.exceeded.clone());
+        fault(
+            error,
+            FaultContext {
+                plugin: &self.name,
+                tool,
+                timeout_ms: self.capabilities.timeout.as_millis(),
+                memory_exceeded: exceeded.as_deref(),
+                denials: &denials,
+                stderr: sandbox.map(|s| s.stderr.tail()).unwrap_or_default(),
+            },
+        )
+    }
+}
+
+/// How long an operation may take at most, for tests and callers that need a bound.
+pub fn call_budget(capabilities: &Capabilities) -> Duration {
+    capabilities.timeout + EPOCH_TICK * 5
+}
