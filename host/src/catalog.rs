@@ -351,15 +351,18 @@ fn checked_tool(
     if descriptor.input_schema.get("type") != Some(&json!("object")) {
         return Err("the input schema must describe an object (\"type\": \"object\")".into());
     }
-    let input = jsonschema::validator_for(&descriptor.input_schema)
-        .map_err(|e| format!("the input schema is not valid JSON Schema: {e}"))?;
+    let invalid = |which: &str, e: jsonschema::ValidationError<'_>| {
+        format!(
+            "the {which} schema is not valid JSON Schema: at {}: {e}",
+            e.instance_path()
+        )
+    };
+    let input =
+        jsonschema::validator_for(&descriptor.input_schema).map_err(|e| invalid("input", e))?;
     let output = descriptor
         .output_schema
         .as_ref()
-        .map(|schema| {
-            jsonschema::validator_for(schema)
-                .map_err(|e| format!("the output schema is not valid JSON Schema: {e}"))
-        })
+        .map(|schema| jsonschema::validator_for(schema).map_err(|e| invalid("output", e)))
         .transpose()?;
     let capabilities = plugin.capabilities();
     let mut annotations = descriptor.annotations;

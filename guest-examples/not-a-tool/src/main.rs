@@ -1,0 +1,5 @@
+//! A WASI command, not a toolhost plugin.
+
+fn main() {
+    println!("I am a command, not a tool.");
+}
