@@ -41,6 +41,24 @@ impl ConfigError {
 pub struct Config {
     pub host: HostSettings,
     pub plugins: Vec<PluginConfig>,
+    /// Bearer tokens for HTTP callers; none means a loopback server is open.
+    pub tokens: Vec<TokenConfig>,
+}
+
+/// One bearer token and who holds it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenConfig {
+    /// The token itself, or the name of an environment variable holding it.
+    #[serde(default)]
+    pub token: Option<String>,
+    #[serde(default)]
+    pub token_env: Option<String>,
+    /// The principal the token stands for (stored results are bound to it).
+    pub principal: String,
+    /// The privileges it grants; tools name the privileges they require.
+    #[serde(default)]
+    pub privileges: Vec<String>,
 }
 
 /// Settings of the host itself.
@@ -56,6 +74,8 @@ pub struct HostSettings {
     pub plugin_dirs: Vec<PathBuf>,
     /// Use the pooling instance allocator (the default) or allocate on demand.
     pub pooling: bool,
+    /// Browser origins allowed to call over HTTP (besides localhost ones).
+    pub allowed_origins: Vec<String>,
 }
 
 /// One plugin: a component and the policy it runs under.
@@ -167,6 +187,8 @@ struct RawConfig {
     host: RawHost,
     #[serde(default)]
     plugin: Vec<RawPlugin>,
+    #[serde(default)]
+    token: Vec<TokenConfig>,
 }
 
 #[derive(Deserialize, Default)]
@@ -180,6 +202,8 @@ struct RawHost {
     #[serde(default)]
     plugin_dirs: Vec<PathBuf>,
     allocator: Option<String>,
+    #[serde(default)]
+    allowed_origins: Vec<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -258,7 +282,22 @@ impl Config {
         for dir in &host.plugin_dirs {
             plugins.extend(scan_plugin_dir(dir, file)?);
         }
-        Ok(Config { host, plugins })
+        for (i, token) in raw.token.iter().enumerate() {
+            if token.token.is_some() == token.token_env.is_some() {
+                return Err(ConfigError::new(
+                    file,
+                    format!(
+                        "[[token]] number {} needs exactly one of `token` and `token_env`",
+                        i + 1
+                    ),
+                ));
+            }
+        }
+        Ok(Config {
+            host,
+            plugins,
+            tokens: raw.token,
+        })
     }
 }
 
@@ -293,6 +332,7 @@ fn host_settings(raw: RawHost, file: &Path, base: &Path) -> Result<HostSettings,
         size_limits,
         plugin_dirs: raw.plugin_dirs.into_iter().map(|d| base.join(d)).collect(),
         pooling,
+        allowed_origins: raw.allowed_origins,
     })
 }
 

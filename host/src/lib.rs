@@ -9,6 +9,7 @@
 pub mod catalog;
 pub mod config;
 pub mod legacy;
+pub mod mcp;
 pub mod render;
 pub mod result;
 pub mod runtime;

@@ -40,6 +40,17 @@ struct Source {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Serves the tools over MCP: stdio by default, or Streamable HTTP.
+    Serve {
+        /// Serve Streamable HTTP on this address (e.g. 127.0.0.1:8080) instead of stdio.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<std::net::SocketAddr>,
+        /// Allow listening on an address other than loopback.
+        #[arg(long)]
+        allow_remote: bool,
+        #[command(flatten)]
+        source: Source,
+    },
     /// Lists every tool with its schemas.
     Tools {
         #[command(flatten)]
@@ -98,6 +109,11 @@ fn main() -> ExitCode {
         .expect("a tokio runtime");
     runtime.block_on(async {
         match cli.command {
+            Command::Serve {
+                http,
+                allow_remote,
+                source,
+            } => serve(&source, http, allow_remote).await,
             Command::Tools { source } => list_tools(&source).await,
             Command::Call {
                 tool,
@@ -162,6 +178,81 @@ async fn open(source: &Source) -> Result<(Config, Runtime, Catalog), String> {
         .await
         .map_err(|e| e.to_string())?;
     Ok((config, runtime, catalog))
+}
+
+async fn serve(
+    source: &Source,
+    http: Option<std::net::SocketAddr>,
+    allow_remote: bool,
+) -> ExitCode {
+    let (config, _runtime, catalog) = match open(source).await {
+        Ok(opened) => opened,
+        Err(message) => return usage_error(message),
+    };
+    let tokens = match toolhost::mcp::Tokens::from_config(&config.tokens) {
+        Ok(tokens) => tokens,
+        Err(message) => return usage_error(message),
+    };
+    let store: Arc<dyn toolhost::store::ResultStore> = Arc::new(MemoryStore::new(
+        SignedDuration::from_hours(1),
+        jiff::Timestamp::now,
+    ));
+    let mapper = Mapper::new(config.host.size_limits, Some(store.clone()));
+    let server =
+        toolhost::mcp::Server::new(Arc::new(catalog), mapper, store, config.host.output_mode);
+    match http {
+        None => {
+            print_client_snippet(source);
+            match toolhost::mcp::serve_stdio(server).await {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => usage_error(format!("stdio: {e:#}")),
+            }
+        }
+        Some(addr) => {
+            let access = toolhost::mcp::http::Access {
+                tokens,
+                allowed_origins: config.host.allowed_origins.clone(),
+            };
+            let shutdown = tokio_util::sync::CancellationToken::new();
+            let stop = shutdown.clone();
+            tokio::spawn(async move {
+                let _ = tokio::signal::ctrl_c().await;
+                stop.cancel();
+            });
+            match toolhost::mcp::http::serve(server, access, addr, allow_remote, shutdown, |_| {})
+                .await
+            {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => usage_error(e),
+            }
+        }
+    }
+}
+
+/// The `mcpServers` entry a client needs to start this server over stdio (stderr).
+fn print_client_snippet(source: &Source) {
+    let program = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "toolhost".into());
+    let mut args = vec!["serve".to_owned()];
+    if let Some(config) = &source.config {
+        args.push("--config".into());
+        args.push(
+            std::fs::canonicalize(config)
+                .unwrap_or_else(|_| config.clone())
+                .display()
+                .to_string(),
+        );
+    }
+    let cwd = std::env::current_dir()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let snippet =
+        json!({ "mcpServers": { "toolhost": { "command": program, "args": args, "cwd": cwd } } });
+    eprintln!(
+        "toolhost serves MCP on stdin/stdout. A client configuration:\n{}",
+        serde_json::to_string_pretty(&snippet).expect("JSON")
+    );
 }
 
 async fn list_tools(source: &Source) -> ExitCode {

@@ -189,3 +189,49 @@ fn part_uri(index: usize) -> String {
 fn text_block(text: String) -> Value {
     json!({ "type": "text", "text": text })
 }
+
+/// The `resources/read` contents of a stored result: its data as JSON text, then
+/// each content part that has a resource form (text as text, bytes as a blob).
+/// A stored result without data or parts reads as its legacy envelope, so a read
+/// never comes back empty.
+pub fn stored_contents(uri: &str, result: &ToolResult, ctx: &RenderContext<'_>) -> Value {
+    let mut contents = Vec::new();
+    if let Some(data) = result.data() {
+        contents
+            .push(json!({ "uri": uri, "mimeType": "application/json", "text": data.to_string() }));
+    }
+    for part in result.content() {
+        let item = match part {
+            ContentPart::Text { text, mime } => {
+                json!({ "uri": uri, "mimeType": mime.as_deref().unwrap_or("text/plain"), "text": text })
+            }
+            ContentPart::Binary { data, mime } => {
+                json!({ "uri": uri, "mimeType": mime, "blob": STANDARD.encode(data) })
+            }
+            ContentPart::EmbeddedResource {
+                uri: inner,
+                mime,
+                body,
+            } => {
+                let mut item = match body {
+                    ResourceBody::Text(text) => json!({ "uri": inner, "text": text }),
+                    ResourceBody::Bytes(bytes) => {
+                        json!({ "uri": inner, "blob": STANDARD.encode(bytes) })
+                    }
+                };
+                if let Some(mime) = mime {
+                    item["mimeType"] = json!(mime);
+                }
+                item
+            }
+            ContentPart::ResourceLink(link) => {
+                json!({ "uri": uri, "mimeType": "text/plain", "text": text::resource_link(link) })
+            }
+        };
+        contents.push(item);
+    }
+    if contents.is_empty() {
+        contents.push(json!({ "uri": uri, "mimeType": "application/json", "text": legacy::envelope_text(result, ctx) }));
+    }
+    json!({ "contents": contents })
+}

@@ -41,7 +41,7 @@ impl MemoryStore {
 
     /// Reads back a stored result, if `uri` names one of `principal`'s that has
     /// not expired.
-    pub fn get(&self, uri: &str, principal: Option<&str>) -> Option<ToolResult> {
+    pub fn read(&self, uri: &str, principal: Option<&str>) -> Option<ToolResult> {
         let entries = self.entries.lock().expect("store lock");
         let entry = entries.get(uri)?;
         if entry.principal.as_deref() != principal || entry.expires_at <= (self.clock)() {
@@ -52,6 +52,14 @@ impl MemoryStore {
 }
 
 impl ResultStore for MemoryStore {
+    fn get<'a>(
+        &'a self,
+        uri: &'a str,
+        principal: Option<&'a str>,
+    ) -> StoreFuture<'a, Option<ToolResult>> {
+        Box::pin(async move { Ok(self.read(uri, principal)) })
+    }
+
     fn put<'a>(&'a self, offload: Offload<'a>) -> StoreFuture<'a, StoredLink> {
         Box::pin(async move {
             let (version, text) = encode(offload.result);

@@ -31,6 +31,14 @@ pub struct Offload<'a> {
 pub trait ResultStore: Send + Sync {
     /// Keeps `offload.result` and returns the link to read it back.
     fn put<'a>(&'a self, offload: Offload<'a>) -> StoreFuture<'a, StoredLink>;
+
+    /// The result behind `uri`, if it exists, has not expired and belongs to
+    /// `principal`. Every other case is `None`, alike, so a caller learns nothing.
+    fn get<'a>(
+        &'a self,
+        uri: &'a str,
+        principal: Option<&'a str>,
+    ) -> StoreFuture<'a, Option<ToolResult>>;
 }
 
 /// A store could not keep or read a result.

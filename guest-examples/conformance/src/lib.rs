@@ -1,0 +1,255 @@
+//! `conformance`: the fixture tools the official MCP conformance suite
+//! (`@modelcontextprotocol/conformance`, 0.1.16 and 0.2.0-alpha) calls on a
+//! server under test, as far as a tool can provide them.
+//!
+//! Each tool answers what the suite's scenario describes (texts, URIs and MIME
+//! types as given there); the host's mapper turns the result into MCP content.
+//! Fixtures that need the server to talk back to the client mid-call
+//! (`test_sampling`, `test_elicitation`, the `input_required` tools) or to
+//! check the client's capabilities (`test_missing_capability`) are not here:
+//! a tool cannot express them, so the server has to.
+
+use std::time::Duration;
+
+use toolhost_guest::{
+    CallContext, ErrorCode, Part, Plugin, ToolDescriptor, ToolResult, json, log, progress,
+};
+
+/// A 1x1 PNG, one red pixel (8-bit RGB): signature, IHDR, IDAT (zlib),
+/// IEND, each chunk with its CRC.
+const PNG: [u8; 69] = [
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, // signature
+    0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, // IHDR, 13 bytes
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, // width 1, height 1
+    0x08, 0x02, 0x00, 0x00, 0x00, 0x90, 0x77, 0x53, 0xde, // 8-bit RGB, CRC
+    0x00, 0x00, 0x00, 0x0c, 0x49, 0x44, 0x41, 0x54, // IDAT, 12 bytes
+    0x78, 0xda, 0x63, 0xf8, 0xcf, 0xc0, 0x00, 0x00, 0x03, 0x01, 0x01, 0x00, // zlib
+    0xf7, 0x03, 0x41, 0x43, // CRC
+    0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82, // IEND
+];
+
+/// A WAV file of 8 ms of silence: PCM, mono, 8 kHz, 8-bit (64 samples).
+fn wav() -> Vec<u8> {
+    let samples = [128u8; 64];
+    let sample_rate: u32 = 8000;
+    let mut wav = Vec::with_capacity(44 + samples.len());
+    wav.extend_from_slice(b"RIFF");
+    wav.extend_from_slice(&(36 + samples.len() as u32).to_le_bytes());
+    wav.extend_from_slice(b"WAVEfmt ");
+    wav.extend_from_slice(&16u32.to_le_bytes()); // size of the fmt chunk
+    wav.extend_from_slice(&1u16.to_le_bytes()); // PCM
+    wav.extend_from_slice(&1u16.to_le_bytes()); // channels
+    wav.extend_from_slice(&sample_rate.to_le_bytes());
+    wav.extend_from_slice(&sample_rate.to_le_bytes()); // bytes per second
+    wav.extend_from_slice(&1u16.to_le_bytes()); // bytes per frame
+    wav.extend_from_slice(&8u16.to_le_bytes()); // bits per sample
+    wav.extend_from_slice(b"data");
+    wav.extend_from_slice(&(samples.len() as u32).to_le_bytes());
+    wav.extend_from_slice(&samples);
+    wav
+}
+
+/// The pause between notifications the scenarios ask for ("~50ms"), so a
+/// client sees them arrive during the call.
+const PAUSE: Duration = Duration::from_millis(50);
+
+/// The input schema of a tool without arguments.
+fn no_arguments() -> toolhost_guest::Value {
+    json!({"type": "object", "properties": {}})
+}
+
+/// The input schema `json-schema-2020-12` expects to find unchanged in
+/// `tools/list` (0.2.0-alpha's version, a superset of 0.1.16's): `$schema`,
+/// `$defs` with an `$anchor`, `additionalProperties`, `allOf`/`anyOf` and
+/// `if`/`then`/`else`.
+fn json_schema_2020_12() -> toolhost_guest::Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {
+                "$anchor": "addressDef",
+                "type": "object",
+                "properties": {
+                    "street": {"type": "string"},
+                    "city": {"type": "string"}
+                }
+            }
+        },
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"}
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
+        "additionalProperties": false
+    })
+}
+
+struct Conformance;
+
+impl Plugin for Conformance {
+    fn describe() -> Vec<ToolDescriptor> {
+        // `test_simple_text` comes first: a 2026-07-28 scenario calls the
+        // first listed tool with `{}`.
+        let plain = |name: &str, description: &str| {
+            ToolDescriptor::new(name, description)
+                .input_schema(no_arguments())
+                .read_only(true)
+                .build()
+        };
+        vec![
+            plain("test_simple_text", "Returns one text block."),
+            plain("test_image_content", "Returns a 1x1 PNG image."),
+            plain("test_audio_content", "Returns a short WAV sound."),
+            plain(
+                "test_embedded_resource",
+                "Returns an embedded text resource.",
+            ),
+            plain(
+                "test_multiple_content_types",
+                "Returns text, an image and an embedded resource.",
+            ),
+            plain("test_error_handling", "Always fails with a tool error."),
+            plain(
+                "test_tool_with_progress",
+                "Reports progress three times (0, 50 and 100 of 100), then returns text.",
+            ),
+            plain(
+                "test_tool_with_logging",
+                "Logs three info lines during the call, then returns text.",
+            ),
+            plain(
+                "test_logging_tool",
+                "Logs one info line, then returns text (a server must not forward the line \
+                 when the request set no log level).",
+            ),
+            ToolDescriptor::new(
+                "json_schema_2020_12_tool",
+                "Tool with JSON Schema 2020-12 features",
+            )
+            .input_schema(json_schema_2020_12())
+            .read_only(true)
+            .build(),
+        ]
+    }
+
+    fn call(name: String, _arguments: String, _context: CallContext) -> ToolResult {
+        match name.as_str() {
+            "test_simple_text" => ToolResult::empty()
+                .part(Part::text("This is a simple text response for testing."))
+                .build(),
+            "test_image_content" => ToolResult::empty()
+                .part(Part::image(PNG, "image/png"))
+                .build(),
+            "test_audio_content" => ToolResult::empty()
+                .part(Part::audio(wav(), "audio/wav"))
+                .build(),
+            "test_embedded_resource" => ToolResult::empty()
+                .part(Part::embedded_text(
+                    "test://embedded-resource",
+                    "text/plain",
+                    "This is an embedded resource content.",
+                ))
+                .build(),
+            "test_multiple_content_types" => ToolResult::empty()
+                .part(Part::text("Multiple content types test:"))
+                .part(Part::image(PNG, "image/png"))
+                .part(Part::embedded_text(
+                    "test://mixed-content-resource",
+                    "application/json",
+                    r#"{"test":"data","value":123}"#,
+                ))
+                .build(),
+            "test_error_handling" => ToolResult::failure(
+                ErrorCode::ToolError,
+                "This tool intentionally returns an error for testing",
+            )
+            .build(),
+            "test_tool_with_progress" => {
+                progress(0.0, Some(100.0));
+                std::thread::sleep(PAUSE);
+                progress(50.0, Some(100.0));
+                std::thread::sleep(PAUSE);
+                progress(100.0, Some(100.0));
+                ToolResult::empty()
+                    .part(Part::text("Progress test completed."))
+                    .build()
+            }
+            "test_tool_with_logging" => {
+                log::info("Tool execution started");
+                std::thread::sleep(PAUSE);
+                log::info("Tool processing data");
+                std::thread::sleep(PAUSE);
+                log::info("Tool execution completed");
+                ToolResult::empty()
+                    .part(Part::text("Logging test completed."))
+                    .build()
+            }
+            "test_logging_tool" => {
+                log::info("test_logging_tool ran");
+                ToolResult::empty()
+                    .part(Part::text("Logging tool completed."))
+                    .build()
+            }
+            "json_schema_2020_12_tool" => ToolResult::empty().part(Part::text("ok")).build(),
+            other => ToolResult::unknown_tool(other).build(),
+        }
+    }
+}
+
+toolhost_guest::export_plugin!(Conformance);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The CRC-32 of PNG chunks (ISO 3309, reflected, polynomial 0xedb88320).
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &byte in bytes {
+            crc ^= u32::from(byte);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xedb8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    }
+
+    #[test]
+    fn png_chunks_are_well_formed() {
+        assert_eq!(&PNG[..8], b"\x89PNG\r\n\x1a\n");
+        let mut at = 8;
+        let mut kinds = Vec::new();
+        while at < PNG.len() {
+            let length = u32::from_be_bytes(PNG[at..at + 4].try_into().unwrap()) as usize;
+            let body = &PNG[at + 4..at + 8 + length];
+            let crc =
+                u32::from_be_bytes(PNG[at + 8 + length..at + 12 + length].try_into().unwrap());
+            assert_eq!(crc32(body), crc);
+            kinds.push(String::from_utf8(body[..4].to_vec()).unwrap());
+            at += 12 + length;
+        }
+        assert_eq!(at, PNG.len());
+        assert_eq!(kinds, ["IHDR", "IDAT", "IEND"]);
+    }
+
+    #[test]
+    fn wav_sizes_add_up() {
+        let wav = wav();
+        assert_eq!(&wav[..4], b"RIFF");
+        let riff = u32::from_le_bytes(wav[4..8].try_into().unwrap()) as usize;
+        assert_eq!(riff + 8, wav.len());
+        let data = u32::from_le_bytes(wav[40..44].try_into().unwrap()) as usize;
+        assert_eq!(44 + data, wav.len());
+    }
+}

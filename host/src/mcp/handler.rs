@@ -1,0 +1,354 @@
+//! The MCP request handler: `tools/list`, `tools/call`, `resources/read`,
+//! `logging/setLevel` and `server/discover`, for both eras, on rmcp.
+//!
+//! The negotiated revision of each request (rmcp tells: the request's `_meta` on
+//! 2026-07-28, the `initialize` result before) and its output mode pick the
+//! mapper's target; the mapper alone shapes the `CallToolResult`. Guest progress
+//! becomes `notifications/progress` for callers that sent a token; guest log lines
+//! become `notifications/message` at or above the level the caller set.
+
+#![allow(deprecated)] // rmcp marks the logging types deprecated (SEP-2577); MCP still has them.
+
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
+    DiscoverResult, Implementation, InitializeRequestParams, InitializeResult, ListToolsResult,
+    LoggingLevel, LoggingMessageNotificationParam, MetaObject, PaginatedRequestParams,
+    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+
+use super::Server;
+use super::tools::listing;
+use crate::catalog::Caller;
+use crate::render::{OutputMode, RenderContext, Revision, Target, mcp};
+use crate::runtime::{GuestEvent, LogLevel};
+
+/// The `_meta` key (and the HTTP header) a caller uses to pick the output mode
+/// of one request: `"compat"` or `"spec"`.
+pub const OUTPUT_MODE_KEY: &str = "dev.toolhost/outputMode";
+pub const OUTPUT_MODE_HEADER: &str = "x-toolhost-output-mode";
+
+/// One connection's handler (a stdio process or an HTTP session); the server
+/// state behind it is shared.
+#[derive(Clone)]
+pub struct Session {
+    server: Arc<Server>,
+    /// The level `logging/setLevel` chose; no guest log lines are sent before.
+    log_level: Arc<Mutex<Option<LoggingLevel>>>,
+}
+
+impl Session {
+    pub fn new(server: Arc<Server>) -> Self {
+        Session {
+            server,
+            log_level: Arc::new(Mutex::new(None)),
+        }
+    }
+}
+
+fn revision(ctx: &RequestContext<RoleServer>) -> Revision {
+    ctx.protocol_version()
+        .and_then(|v| v.to_string().parse().ok())
+        // Streamable HTTP without a version header means 2025-03-26.
+        .unwrap_or(Revision::V2025_03_26)
+}
+
+fn parts(ctx: &RequestContext<RoleServer>) -> Option<&axum::http::request::Parts> {
+    ctx.extensions.get::<axum::http::request::Parts>()
+}
+
+/// The caller the HTTP layer authenticated, or the local operator (stdio).
+fn caller(ctx: &RequestContext<RoleServer>) -> Caller {
+    parts(ctx)
+        .and_then(|p| p.extensions.get::<Caller>().cloned())
+        .unwrap_or_else(Caller::local)
+}
+
+fn output_mode(
+    ctx: &RequestContext<RoleServer>,
+    default: OutputMode,
+) -> Result<OutputMode, ErrorData> {
+    let from_meta = ctx
+        .meta
+        .get(OUTPUT_MODE_KEY)
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let from_header = parts(ctx)
+        .and_then(|p| p.headers.get(OUTPUT_MODE_HEADER))
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    match from_meta.or(from_header) {
+        Some(mode) => mode.parse().map_err(|e: String| {
+            ErrorData::invalid_params(e, Some(json!({ "key": OUTPUT_MODE_KEY })))
+        }),
+        None => Ok(default),
+    }
+}
+
+fn rank(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
+}
+
+fn wire_level(level: LogLevel) -> LoggingLevel {
+    match level {
+        LogLevel::Trace | LogLevel::Debug => LoggingLevel::Debug,
+        LogLevel::Info => LoggingLevel::Info,
+        LogLevel::Warn => LoggingLevel::Warning,
+        LogLevel::Error => LoggingLevel::Error,
+    }
+}
+
+impl ServerHandler for Session {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_resources().enable_logging().build(),
+        )
+        .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
+        .with_instructions("Tools run as sandboxed WebAssembly components. Large results come back as links; read them with resources/read.")
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        self.server
+            .peers
+            .lock()
+            .expect("peers lock")
+            .push(context.peer.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn on_initialized(&self, _context: NotificationContext<RoleServer>) {}
+
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        ))
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if revision(&context).is_stateless() {
+            // 2026-07-28 has no setLevel: the level travels in each request's `_meta`.
+            return Err(ErrorData::method_not_found::<
+                rmcp::model::SetLevelRequestMethod,
+            >());
+        }
+        *self.log_level.lock().expect("level lock") = Some(request.level);
+        Ok(())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let revision = revision(&context);
+        let tools = self
+            .server
+            .catalog
+            .tools()
+            .iter()
+            .map(|tool| serde_json::from_value(listing(tool, revision)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| {
+                ErrorData::internal_error(
+                    format!("a tool listing does not fit the protocol types: {e}"),
+                    None,
+                )
+            })?;
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        let tool = self.server.catalog.tool(name)?;
+        serde_json::from_value(listing(tool, Revision::LATEST)).ok()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let revision = revision(&context);
+        let mode = output_mode(&context, self.server.default_mode)?;
+        let name = request.name.to_string();
+        let Some(tool) = self.server.catalog.tool(&name) else {
+            return Err(ErrorData::invalid_params(
+                format!("Unknown tool: {name}"),
+                Some(json!({ "name": name })),
+            ));
+        };
+        let caller = caller(&context);
+        let arguments = request.arguments.map(Value::Object);
+        let request_id = context.id.to_string();
+
+        // Guest events flow to the caller while the call runs, and are all sent
+        // before the response.
+        let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
+        let peer: Peer<RoleServer> = context.peer.clone();
+        let progress_token = context.meta.get_progress_token();
+        let log_level = if revision.is_stateless() {
+            context.meta.log_level()
+        } else {
+            *self.log_level.lock().expect("level lock")
+        };
+        let forward = tokio::spawn(async move {
+            while let Some(event) = received.recv().await {
+                match event {
+                    GuestEvent::Progress {
+                        progress,
+                        total,
+                        message,
+                    } => {
+                        if let Some(token) = &progress_token {
+                            let mut param = ProgressNotificationParam::new(token.clone(), progress);
+                            if let Some(total) = total {
+                                param = param.with_total(total);
+                            }
+                            if let Some(message) = message {
+                                param = param.with_message(message);
+                            }
+                            let _ = peer.notify_progress(param).await;
+                        }
+                    }
+                    GuestEvent::Log { level, message } => {
+                        let level = wire_level(level);
+                        if log_level.is_some_and(|min| rank(level) >= rank(min)) {
+                            let param = LoggingMessageNotificationParam::new(level, json!(message))
+                                .with_logger("toolhost");
+                            let _ = peer.notify_logging_message(param).await;
+                        }
+                    }
+                }
+            }
+        });
+        let call = self.server.catalog.call(
+            &name,
+            arguments.as_ref(),
+            &caller,
+            &request_id,
+            Some(events),
+        );
+        let result = tokio::select! {
+            result = call => result,
+            () = context.ct.cancelled() => {
+                // Dropping the call drops its store: the instance ends here.
+                tracing::info!(tool = %name, "call cancelled by the client");
+                return Err(ErrorData::internal_error("the request was cancelled", None));
+            }
+        };
+        let result = result.map_err(|unknown| {
+            ErrorData::invalid_params(unknown.to_string(), Some(json!({ "name": name })))
+        })?;
+        let _ = forward.await;
+
+        let mut render = RenderContext::new(&name, jiff::Timestamp::now());
+        render.output_schema = tool.descriptor.output_schema.as_ref();
+        render.request_id = &request_id;
+        render.principal = caller.principal.as_deref();
+        let rendered = self
+            .server
+            .mapper
+            .render(&result, Target::Mcp { revision, mode }, &render)
+            .await;
+        let mut wire: CallToolResult = serde_json::from_value(rendered.value).map_err(|e| {
+            ErrorData::internal_error(
+                format!("the rendered result does not fit the protocol types: {e}"),
+                None,
+            )
+        })?;
+        if revision.is_stateless() {
+            let mut meta = wire.meta.take().unwrap_or_default();
+            meta.insert(
+                "io.modelcontextprotocol/serverInfo".into(),
+                json!({ "name": "toolhost", "version": env!("CARGO_PKG_VERSION") }),
+            );
+            wire.meta = Some(meta);
+        }
+        Ok(wire.into())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let caller = caller(&context);
+        let uri = request.uri.to_string();
+        let not_found =
+            || ErrorData::resource_not_found("Resource not found", Some(json!({ "uri": uri })));
+        let stored = self
+            .server
+            .store
+            .get(&uri, caller.principal.as_deref())
+            .await
+            .map_err(|e| {
+                tracing::error!(%e, "reading the result store failed");
+                ErrorData::internal_error("the result store could not be read", None)
+            })?;
+        let Some(result) = stored else {
+            return Err(not_found());
+        };
+        let ctx = RenderContext::new("resources/read", jiff::Timestamp::now());
+        let contents: ReadResourceResult =
+            serde_json::from_value(mcp::stored_contents(&uri, &result, &ctx)).map_err(|e| {
+                ErrorData::internal_error(
+                    format!("stored contents do not fit the protocol types: {e}"),
+                    None,
+                )
+            })?;
+        Ok(contents.into())
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        // A known method lands here when its params do not parse.
+        const KNOWN: [&str; 6] = [
+            "tools/call",
+            "tools/list",
+            "resources/read",
+            "initialize",
+            "logging/setLevel",
+            "server/discover",
+        ];
+        if KNOWN.contains(&request.method.as_str()) {
+            return Err(ErrorData::invalid_params(
+                format!("invalid params for {}", request.method),
+                None,
+            ));
+        }
+        Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!("Method not found: {}", request.method),
+            None,
+        ))
+    }
+}
