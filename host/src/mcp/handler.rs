@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
     DiscoverResult, Implementation, InitializeRequestParams, InitializeResult, ListToolsResult,
-    LoggingLevel, LoggingMessageNotificationParam, MetaObject, PaginatedRequestParams,
+    LoggingLevel, LoggingMessageNotificationParam, PaginatedRequestParams,
     ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
     ServerCapabilities, ServerConfig, SetLevelRequestParams,
 };
