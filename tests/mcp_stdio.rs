@@ -1,0 +1,368 @@
+//! The MCP server over stdio, spoken to in raw JSON-RPC as a client of each
+//! revision would (no SDK offers the older ones), with every answer checked
+//! against that revision's official schema.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use common::McpSchemas;
+use common::host::{guest, root};
+use serde_json::{Value, json};
+use toolhost::render::Revision;
+
+/// A running `toolhost serve` and the messages it sent.
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+    _config: tempfile::NamedTempFile,
+}
+
+impl Client {
+    fn start() -> Client {
+        let mut config = tempfile::NamedTempFile::new().unwrap();
+        let mut toml = String::new();
+        for name in ["hello", "calc", "media", "bulk", "errors", "conformance"] {
+            toml.push_str(&format!(
+                "[[plugin]]\npath = \"{}\"\n",
+                guest(name).display()
+            ));
+        }
+        toml.push_str(&format!(
+            "[host]\ndata_dir = \"{}\"\n",
+            root().join("target/test-data").display()
+        ));
+        // [host] must come first in TOML: rewrite with it on top.
+        let (plugins, host) = toml.split_at(toml.find("[host]").unwrap());
+        config
+            .write_all(format!("{host}\n{plugins}").as_bytes())
+            .unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .args(["serve", "--config", config.path().to_str().unwrap()])
+            .env("TOOLHOST_LOG", "warn")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Client {
+            child,
+            stdin,
+            stdout,
+            next_id: 1,
+            _config: config,
+        }
+    }
+
+    fn send(&mut self, message: &Value) {
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Sends a request; returns the notifications that came first and the response.
+    fn request(&mut self, method: &str, params: Value) -> (Vec<Value>, Value) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let mut notifications = Vec::new();
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.stdout.read_line(&mut line).unwrap() > 0,
+                "the server closed stdout"
+            );
+            let message: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"));
+            if message.get("id") == Some(&json!(id)) {
+                return (notifications, message);
+            }
+            notifications.push(message);
+        }
+    }
+
+    fn initialize(&mut self, revision: Revision) -> Value {
+        let (_, response) = self.request(
+            "initialize",
+            json!({"protocolVersion": revision.as_str(), "capabilities": {}, "clientInfo": {"name": "raw-test", "version": "1"}}),
+        );
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        response
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn result<'a>(
+    schemas: &McpSchemas,
+    revision: Revision,
+    definition: &str,
+    response: &'a Value,
+) -> &'a Value {
+    let result = response
+        .get("result")
+        .unwrap_or_else(|| panic!("{revision}: expected a result, got {response}"));
+    if let Err(errors) = schemas.check(revision, definition, result) {
+        panic!("{revision} {definition}: {errors}\n{result:#}");
+    }
+    result
+}
+
+fn error_code(response: &Value) -> i64 {
+    response["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("expected an error, got {response}"))
+}
+
+/// The URI of the stored-result link in a call result, as a link block or, before
+/// 2025-06-18, inside the text pointer.
+fn stored_uri(result: &Value) -> String {
+    let text = result["content"].to_string();
+    let start = text
+        .find("toolhost://results/")
+        .expect("a stored-result link");
+    text[start..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || ":/".contains(*c))
+        .collect()
+}
+
+#[test]
+fn every_handshake_revision_lists_calls_and_reads_within_its_schema() {
+    let schemas = McpSchemas::load();
+    for revision in [
+        Revision::V2024_11_05,
+        Revision::V2025_03_26,
+        Revision::V2025_06_18,
+        Revision::V2025_11_25,
+    ] {
+        let mut client = Client::start();
+        let init = client.initialize(revision);
+        assert_eq!(
+            result(&schemas, revision, "InitializeResult", &init)["protocolVersion"],
+            revision.as_str()
+        );
+
+        let (_, listed) = client.request("tools/list", json!({}));
+        let tools = result(&schemas, revision, "ListToolsResult", &listed)["tools"]
+            .as_array()
+            .unwrap()
+            .clone();
+        let range = tools.iter().find(|t| t["name"] == "range").unwrap();
+        assert_eq!(
+            range.get("outputSchema").is_some(),
+            revision.has_structured_content(),
+            "{revision}: outputSchema"
+        );
+        if revision.has_structured_content() {
+            assert_eq!(
+                range["outputSchema"]["type"], "object",
+                "{revision}: wrapped list schema"
+            );
+        }
+        assert_eq!(
+            tools
+                .iter()
+                .find(|t| t["name"] == "hello")
+                .unwrap()
+                .get("annotations")
+                .is_some(),
+            revision.has_audio()
+        );
+
+        for (tool, arguments) in [
+            ("add", json!({"a": 2, "b": 3})),
+            ("range", json!({"start": 0, "end": 3})),
+            ("media", json!({})),
+            ("fail", json!({"code": "not_found"})),
+            ("test_multiple_content_types", json!({})),
+        ] {
+            let (_, called) =
+                client.request("tools/call", json!({"name": tool, "arguments": arguments}));
+            let called = result(&schemas, revision, "CallToolResult", &called);
+            assert_eq!(
+                called.get("isError").is_some(),
+                tool == "fail",
+                "{revision} {tool}"
+            );
+            assert_eq!(
+                called.get("structuredContent").is_some(),
+                revision.has_structured_content()
+                    && tool != "fail"
+                    && tool != "media"
+                    && tool != "test_multiple_content_types",
+                "{revision} {tool}"
+            );
+        }
+
+        // Progress reaches a caller that sent a token, before the response.
+        let (notifications, called) = client.request(
+            "tools/call",
+            json!({"name": "test_tool_with_progress", "arguments": {}, "_meta": {"progressToken": "p-1"}}),
+        );
+        result(&schemas, revision, "CallToolResult", &called);
+        let progress: Vec<f64> = notifications
+            .iter()
+            .filter(|n| n["method"] == "notifications/progress")
+            .inspect(|n| {
+                assert_eq!(n["params"]["progressToken"], "p-1");
+                schemas.check(revision, "ProgressNotification", n).unwrap();
+            })
+            .map(|n| n["params"]["progress"].as_f64().unwrap())
+            .collect();
+        assert!(
+            progress.len() >= 3 && progress.windows(2).all(|w| w[0] < w[1]),
+            "{revision}: {progress:?}"
+        );
+
+        // Guest log lines reach the client once it set a level.
+        let (_, set) = client.request("logging/setLevel", json!({"level": "debug"}));
+        assert_eq!(set["result"], json!({}));
+        let (notifications, _) = client.request(
+            "tools/call",
+            json!({"name": "test_tool_with_logging", "arguments": {}}),
+        );
+        let logs = notifications
+            .iter()
+            .filter(|n| n["method"] == "notifications/message")
+            .count();
+        assert!(logs >= 3, "{revision}: {notifications:?}");
+
+        // A large result travels as a link, readable with resources/read.
+        let (_, bulk) = client.request(
+            "tools/call",
+            json!({"name": "bulk", "arguments": {"count": 5000}}),
+        );
+        let bulk = result(&schemas, revision, "CallToolResult", &bulk).clone();
+        let uri = stored_uri(&bulk);
+        let (_, read) = client.request("resources/read", json!({"uri": uri}));
+        let read = result(&schemas, revision, "ReadResourceResult", &read);
+        let data: Value =
+            serde_json::from_str(read["contents"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(data["items"].as_array().unwrap().len(), 5000);
+
+        let (_, unknown) = client.request(
+            "tools/call",
+            json!({"name": "no_such_tool", "arguments": {}}),
+        );
+        assert_eq!(error_code(&unknown), -32602, "{revision}");
+        let (_, missing) = client.request(
+            "resources/read",
+            json!({"uri": "toolhost://results/000000"}),
+        );
+        assert_eq!(error_code(&missing), -32002, "{revision}");
+    }
+}
+
+fn modern_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    })
+}
+
+#[test]
+fn the_stateless_revision_needs_no_handshake() {
+    let schemas = McpSchemas::load();
+    let revision = Revision::V2026_07_28;
+    let mut client = Client::start();
+    let (_, discovered) = client.request("server/discover", json!({"_meta": modern_meta()}));
+    let discovered = result(&schemas, revision, "DiscoverResult", &discovered);
+    assert!(
+        discovered["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2026-07-28"))
+    );
+
+    let (_, listed) = client.request("tools/list", json!({"_meta": modern_meta()}));
+    let tools = result(&schemas, revision, "ListToolsResult", &listed)["tools"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let range = tools.iter().find(|t| t["name"] == "range").unwrap();
+    assert_eq!(
+        range["outputSchema"]["type"], "array",
+        "any JSON Schema from 2026-07-28"
+    );
+
+    let (_, called) = client.request(
+        "tools/call",
+        json!({"name": "range", "arguments": {"start": 0, "end": 3}, "_meta": modern_meta()}),
+    );
+    let called = result(&schemas, revision, "CallToolResult", &called);
+    assert_eq!(called["structuredContent"], json!([0, 1, 2]));
+    assert_eq!(called["resultType"], "complete");
+    assert_eq!(
+        called["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "toolhost"
+    );
+
+    // Output mode per request.
+    let mut meta = modern_meta();
+    meta["dev.toolhost/outputMode"] = json!("spec");
+    let (_, spec) = client.request(
+        "tools/call",
+        json!({"name": "range", "arguments": {"start": 0, "end": 3}, "_meta": meta}),
+    );
+    assert_eq!(spec["result"]["content"][0]["text"], "[0,1,2]");
+
+    let (_, missing) = client.request(
+        "resources/read",
+        json!({"uri": "toolhost://results/000000", "_meta": modern_meta()}),
+    );
+    assert_eq!(
+        error_code(&missing),
+        -32602,
+        "resource not found is -32602 from 2026-07-28"
+    );
+    assert_eq!(missing["error"]["data"]["uri"], "toolhost://results/000000");
+
+    let mut old = modern_meta();
+    old["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+    let (_, unsupported) = client.request("tools/list", json!({"_meta": old}));
+    assert_eq!(error_code(&unsupported), -32022);
+    assert!(
+        unsupported["error"]["data"]["supported"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2026-07-28"))
+    );
+}
+
+#[test]
+fn stdout_carries_only_json_rpc_and_the_server_exits_when_stdin_closes() {
+    let mut client = Client::start();
+    client.initialize(Revision::V2025_11_25);
+    let (_, called) = client.request(
+        "tools/call",
+        json!({"name": "hello", "arguments": {"name": "Ada"}}),
+    );
+    assert!(
+        called["result"]["content"]
+            .to_string()
+            .contains("Hello, Ada!")
+    );
+    drop(std::mem::replace(&mut client.stdin, {
+        // Replace stdin with a closed pipe so the server sees EOF.
+        let mut dummy = Command::new("true").stdin(Stdio::piped()).spawn().unwrap();
+        dummy.stdin.take().unwrap()
+    }));
+    let status = client.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut client.stdout, &mut rest).unwrap();
+    assert!(
+        rest.trim().is_empty(),
+        "nothing but JSON-RPC on stdout: {rest}"
+    );
+}
