@@ -15,7 +15,7 @@ use toolhost::render::Revision;
 /// A running `toolhost serve` and the messages it sent.
 struct Client {
     child: Child,
-    stdin: ChildStdin,
+    stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     next_id: u64,
     _config: tempfile::NamedTempFile,
@@ -52,7 +52,7 @@ impl Client {
         let stdout = BufReader::new(child.stdout.take().unwrap());
         Client {
             child,
-            stdin,
+            stdin: Some(stdin),
             stdout,
             next_id: 1,
             _config: config,
@@ -60,8 +60,9 @@ impl Client {
     }
 
     fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").unwrap();
-        self.stdin.flush().unwrap();
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
     }
 
     /// Sends a request; returns the notifications that came first and the response.
@@ -352,11 +353,7 @@ fn stdout_carries_only_json_rpc_and_the_server_exits_when_stdin_closes() {
             .to_string()
             .contains("Hello, Ada!")
     );
-    drop(std::mem::replace(&mut client.stdin, {
-        // Replace stdin with a closed pipe so the server sees EOF.
-        let mut dummy = Command::new("true").stdin(Stdio::piped()).spawn().unwrap();
-        dummy.stdin.take().unwrap()
-    }));
+    drop(client.stdin.take()); // EOF on the server's stdin
     let status = client.child.wait().unwrap();
     assert!(status.success(), "{status:?}");
     let mut rest = String::new();
