@@ -136,6 +136,22 @@ impl Plugin for Conformance {
             .input_schema(json_schema_2020_12())
             .read_only(true)
             .build(),
+            // SEP-2243: a parameter the client mirrors into an `Mcp-Param-Region`
+            // header, which the server checks against the body.
+            ToolDescriptor::new(
+                "test_custom_header",
+                "Echoes a region the client also sends as a header.",
+            )
+            .input_schema(json!({
+                "type": "object",
+                "properties": {
+                    "region": {"type": "string", "x-mcp-header": "Region"},
+                    "query": {"type": "string"}
+                },
+                "required": ["region"]
+            }))
+            .read_only(true)
+            .build(),
         ]
     }
 
@@ -198,6 +214,9 @@ impl Plugin for Conformance {
                     .build()
             }
             "json_schema_2020_12_tool" => ToolResult::empty().part(Part::text("ok")).build(),
+            "test_custom_header" => ToolResult::empty()
+                .part(Part::text("Custom header test completed"))
+                .build(),
             other => ToolResult::unknown_tool(other).build(),
         }
     }

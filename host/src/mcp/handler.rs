@@ -11,6 +11,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
     DiscoverResult, Implementation, InitializeRequestParams, InitializeResult, ListToolsResult,
@@ -18,7 +19,7 @@ use rmcp::model::{
     ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
     ServerCapabilities, ServerConfig, SetLevelRequestParams,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
@@ -325,11 +326,47 @@ impl ServerHandler for Session {
         Ok(contents.into())
     }
 
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(requested.clone())
+    }
+
+    /// `subscriptions/listen` (2026-07-28): holds the stream open and sends
+    /// `notifications/tools/list_changed` whenever the catalog changes.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.server.changes.subscribe();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                change = changes.recv() => {
+                    if change.is_err() {
+                        return Ok(());
+                    }
+                    let _ = context.sink().notify_tool_list_changed().await;
+                }
+            }
+        }
+    }
+
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
+        // The handshake methods do not exist on 2026-07-28.
+        const HANDSHAKE_ONLY: [&str; 3] = ["initialize", "logging/setLevel", "ping"];
+        if revision(&context).is_stateless() && HANDSHAKE_ONLY.contains(&request.method.as_str()) {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!(
+                    "Method not found: {} is not part of 2026-07-28",
+                    request.method
+                ),
+                None,
+            ));
+        }
         // A known method lands here when its params do not parse.
         const KNOWN: [&str; 6] = [
             "tools/call",

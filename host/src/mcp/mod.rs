@@ -30,6 +30,8 @@ pub struct Server {
     pub(crate) default_mode: OutputMode,
     /// Handshake-era peers, for `notifications/tools/list_changed`.
     pub(crate) peers: Mutex<Vec<Peer<RoleServer>>>,
+    /// Wakes 2026-07-28 subscribers when the catalog changes.
+    pub(crate) changes: tokio::sync::broadcast::Sender<()>,
 }
 
 impl Server {
@@ -39,12 +41,14 @@ impl Server {
         store: Arc<dyn ResultStore>,
         default_mode: OutputMode,
     ) -> Arc<Server> {
+        let (changes, _) = tokio::sync::broadcast::channel(16);
         Arc::new(Server {
             catalog,
             mapper,
             store,
             default_mode,
             peers: Mutex::new(Vec::new()),
+            changes,
         })
     }
 }
