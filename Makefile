@@ -7,13 +7,13 @@ A2A_VENV := tests/a2a/.venv
 
 GUESTS := --manifest-path guest-examples/Cargo.toml --target wasm32-wasip2 --release --locked
 
-.PHONY: run test setup guests lint unit a2a-check bless build
+.PHONY: run test setup guests lint unit a2a-check conformance bless build
 
-## Build the host (release: optimised Cranelift) and the example tools, list the
-## tools and call one.
+## Build the host (release: optimised Cranelift) and the example tools, and serve
+## them over MCP on stdio (the client snippet goes to stderr). For HTTP:
+## ./target/release/toolhost serve --http 127.0.0.1:8080
 run: build guests
-	./target/release/toolhost tools
-	./target/release/toolhost call hello --args '{"name": "world"}'
+	./target/release/toolhost serve
 
 build:
 	$(CARGO) build --release --locked
@@ -25,7 +25,7 @@ guests:
 
 ## Every test: formatting, clippy, unit, golden, rule, runtime and sandbox tests,
 ## the A2A check. The guests are built once and shared by every test.
-test: setup guests lint unit a2a-check
+test: setup guests lint unit a2a-check conformance
 
 ## What the tests need beside cargo: the A2A reference implementation (PyPI).
 setup: $(A2A_VENV)/.installed
@@ -47,6 +47,11 @@ unit:
 ## Every A2A rendering of the golden matrix, parsed by the official a2a-sdk.
 a2a-check: setup
 	$(A2A_VENV)/bin/python tests/a2a/check_a2a.py tests/a2a/samples-selftest $(wildcard tests/golden/*/a2a.json)
+
+## The official MCP conformance suite in both eras (Node 22 and the suite come
+## from the npm registry); the per-check JSON lands in target/conformance/.
+conformance: build guests
+	tests/conformance/run.sh
 
 ## Regenerate the golden files after an intended change; review `git diff tests/golden`.
 bless:

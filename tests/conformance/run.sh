@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite against `toolhost serve --http` with the
+# conformance guest: 0.1.16 at 2025-11-25 and 0.2.0-alpha.12 (--suite all) at
+# 2026-07-28, each with its expected-failures file. The per-check JSON is kept in
+# target/conformance/. Needs Node 22, which npx brings from the npm registry.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=target/conformance
+rm -rf "$out" && mkdir -p "$out"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+./target/release/toolhost serve --http "127.0.0.1:$port" --config tests/conformance/toolhost.toml 2>"$out/server.log" &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do
+  curl -s -o /dev/null "http://127.0.0.1:$port/mcp" && break
+  sleep 0.1
+done
+url="http://127.0.0.1:$port/mcp"
+suite() { npx --yes -p node@22 -p "@modelcontextprotocol/conformance@$1" -- conformance server --url "$url" "${@:2}"; }
+status=0
+echo "== conformance 0.1.16, 2025-11-25"
+suite 0.1.16 -o "$out/2025-11-25" --expected-failures tests/conformance/expected-failures-2025-11-25.yml || status=1
+echo "== conformance 0.2.0-alpha.12, 2026-07-28, --suite all"
+suite 0.2.0-alpha.12 --suite all --spec-version 2026-07-28 -o "$out/2026-07-28" --expected-failures tests/conformance/expected-failures-2026-07-28.yml || status=1
+exit $status
