@@ -310,3 +310,19 @@ async fn the_compile_cache_serves_the_second_start() {
     );
     eprintln!("calc.wasm: first load {first:?} (compiled), second {second:?} (from the cache)");
 }
+
+/// Plugins keep the epoch ticker alive: a catalog outliving the runtime that
+/// loaded it still stops a loop (the bug of a deadline nothing advances).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_deadline_fires_even_after_the_runtime_is_dropped() {
+    let fixture = Fixture::new();
+    let TestHost { catalog, runtime } = fixture.host().await;
+    drop(runtime);
+    let caller = toolhost::catalog::Caller::local();
+    let call = catalog.call("spin", None, &caller, "r", None);
+    let result = tokio::time::timeout(std::time::Duration::from_secs(30), call)
+        .await
+        .expect("the deadline fired")
+        .unwrap();
+    assert_eq!(code(&result), ErrorCode::Timeout);
+}

@@ -29,7 +29,7 @@ pub fn guest(name: &str) -> PathBuf {
 
 /// A loaded catalog and the runtime it lives in.
 pub struct TestHost {
-    pub catalog: Catalog,
+    pub catalog: std::sync::Arc<Catalog>,
     pub runtime: Runtime,
 }
 
@@ -54,7 +54,10 @@ impl TestHost {
         let catalog = Catalog::load(&config, &runtime)
             .await
             .unwrap_or_else(|e| panic!("loading the catalog: {e}"));
-        TestHost { catalog, runtime }
+        TestHost {
+            catalog: std::sync::Arc::new(catalog),
+            runtime,
+        }
     }
 
     /// Calls `tool` as the local operator; panics for an unknown tool.

@@ -56,7 +56,7 @@ pub struct Runtime {
     engine: Engine,
     linker: Linker<CallState>,
     cache: CompileCache,
-    _ticker: EpochTicker,
+    ticker: Arc<EpochTicker>,
 }
 
 impl Runtime {
@@ -73,12 +73,12 @@ impl Runtime {
             state
         })?;
         let cache = CompileCache::new(cache_dir, &engine);
-        let ticker = EpochTicker::start(&engine);
+        let ticker = Arc::new(EpochTicker::start(&engine));
         Ok(Runtime {
             engine,
             linker,
             cache,
-            _ticker: ticker,
+            ticker,
         })
     }
 
@@ -136,6 +136,7 @@ impl Runtime {
             name: Arc::from(config.name.as_str()),
             world,
             engine: self.engine.clone(),
+            _ticker: self.ticker.clone(),
             ready,
             slots: Arc::new(Semaphore::new(capabilities.max_instances as usize)),
             capabilities,

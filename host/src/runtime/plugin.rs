@@ -41,6 +41,9 @@ pub struct Plugin {
     pub(super) name: Arc<str>,
     pub(super) world: World,
     pub(super) engine: Engine,
+    /// Keeps the epoch advancing while the plugin lives, so its deadlines fire
+    /// even after the [`super::Runtime`] that loaded it is gone.
+    pub(super) _ticker: Arc<super::engine::EpochTicker>,
     pub(super) ready: Ready,
     pub(super) capabilities: Capabilities,
     pub(super) slots: Arc<Semaphore>,
