@@ -5,7 +5,9 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
 
 use common::McpSchemas;
 use common::host::{guest, root};
@@ -16,30 +18,30 @@ use toolhost::render::Revision;
 struct Client {
     child: Child,
     stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
+    /// Every line the server writes to stdout, read on a thread of its own.
+    lines: Receiver<String>,
     next_id: u64,
     _config: tempfile::NamedTempFile,
 }
 
 impl Client {
     fn start() -> Client {
-        let mut config = tempfile::NamedTempFile::new().unwrap();
-        let mut toml = String::new();
+        let mut toml = format!(
+            "[host]\ndata_dir = \"{}\"\n",
+            root().join("target/test-data").display()
+        );
         for name in ["hello", "calc", "media", "bulk", "errors", "conformance"] {
             toml.push_str(&format!(
                 "[[plugin]]\npath = \"{}\"\n",
                 guest(name).display()
             ));
         }
-        toml.push_str(&format!(
-            "[host]\ndata_dir = \"{}\"\n",
-            root().join("target/test-data").display()
-        ));
-        // [host] must come first in TOML: rewrite with it on top.
-        let (plugins, host) = toml.split_at(toml.find("[host]").unwrap());
-        config
-            .write_all(format!("{host}\n{plugins}").as_bytes())
-            .unwrap();
+        Client::start_with(&toml)
+    }
+
+    fn start_with(toml: &str) -> Client {
+        let mut config = tempfile::NamedTempFile::new().unwrap();
+        config.write_all(toml.as_bytes()).unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
             .args(["serve", "--config", config.path().to_str().unwrap()])
             .env("TOOLHOST_LOG", "warn")
@@ -50,12 +52,42 @@ impl Client {
             .unwrap();
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
+        let (sender, lines) = channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                let Ok(line) = line else { break };
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
         Client {
             child,
             stdin: Some(stdin),
-            stdout,
+            lines,
             next_id: 1,
             _config: config,
+        }
+    }
+
+    /// The next message from the server, failing the test after 30 s.
+    fn next(&mut self) -> Option<Value> {
+        let line = self.lines.recv_timeout(Duration::from_secs(30)).ok()?;
+        Some(
+            serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}")),
+        )
+    }
+
+    /// Waits for a notification with `method`.
+    fn notification(&mut self, method: &str) -> Value {
+        loop {
+            let message = self
+                .next()
+                .unwrap_or_else(|| panic!("no {method} within 30 s"));
+            if message["method"] == method {
+                return message;
+            }
         }
     }
 
@@ -72,13 +104,7 @@ impl Client {
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         let mut notifications = Vec::new();
         loop {
-            let mut line = String::new();
-            assert!(
-                self.stdout.read_line(&mut line).unwrap() > 0,
-                "the server closed stdout"
-            );
-            let message: Value = serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"));
+            let message = self.next().expect("the server answers within 30 s");
             if message.get("id") == Some(&json!(id)) {
                 return (notifications, message);
             }
@@ -356,10 +382,45 @@ fn stdout_carries_only_json_rpc_and_the_server_exits_when_stdin_closes() {
     drop(client.stdin.take()); // EOF on the server's stdin
     let status = client.child.wait().unwrap();
     assert!(status.success(), "{status:?}");
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut client.stdout, &mut rest).unwrap();
-    assert!(
-        rest.trim().is_empty(),
-        "nothing but JSON-RPC on stdout: {rest}"
+    // Every line left on stdout is JSON-RPC too (`next` panics on anything else).
+    while client.next().is_some() {}
+}
+
+#[test]
+fn a_component_dropped_into_the_plugin_directory_appears_with_list_changed() {
+    let plugins = tempfile::tempdir().unwrap();
+    std::fs::copy(guest("hello"), plugins.path().join("hello.wasm")).unwrap();
+    let mut client = Client::start_with(&format!(
+        "[host]\ndata_dir = \"{}\"\nplugin_dirs = [\"{}\"]\n",
+        root().join("target/test-data").display(),
+        plugins.path().display()
+    ));
+    client.initialize(Revision::V2025_11_25);
+    let names = |client: &mut Client| -> Vec<String> {
+        let (_, listed) = client.request("tools/list", json!({}));
+        listed["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(names(&mut client), ["hello"]);
+
+    // A new component: written under another name, then renamed into place.
+    let partial = plugins.path().join("calc.part");
+    std::fs::copy(guest("calc"), &partial).unwrap();
+    std::fs::rename(&partial, plugins.path().join("calc.wasm")).unwrap();
+    client.notification("notifications/tools/list_changed");
+    assert_eq!(names(&mut client), ["add", "range", "divide", "hello"]);
+    let (_, sum) = client.request(
+        "tools/call",
+        json!({"name": "add", "arguments": {"a": 1, "b": 1}}),
     );
+    assert_eq!(sum["result"]["structuredContent"], json!({"sum": 2}));
+
+    // A removed one goes away.
+    std::fs::remove_file(plugins.path().join("hello.wasm")).unwrap();
+    client.notification("notifications/tools/list_changed");
+    assert_eq!(names(&mut client), ["add", "range", "divide"]);
 }

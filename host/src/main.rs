@@ -185,7 +185,7 @@ async fn serve(
     http: Option<std::net::SocketAddr>,
     allow_remote: bool,
 ) -> ExitCode {
-    let (config, _runtime, catalog) = match open(source).await {
+    let (config, runtime, catalog) = match open(source).await {
         Ok(opened) => opened,
         Err(message) => return usage_error(message),
     };
@@ -200,6 +200,13 @@ async fn serve(
     let mapper = Mapper::new(config.host.size_limits, Some(store.clone()));
     let server =
         toolhost::mcp::Server::new(Arc::new(catalog), mapper, store, config.host.output_mode);
+    // Hot load: a changed plugin directory rebuilds the catalog.
+    let reload_source = source.clone();
+    tokio::spawn(toolhost::mcp::reload::watch(
+        server.clone(),
+        Arc::new(runtime),
+        move || load_config(&reload_source),
+    ));
     match http {
         None => {
             print_client_snippet(source);

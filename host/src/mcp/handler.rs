@@ -169,9 +169,8 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let revision = revision(&context);
-        let tools = self
-            .server
-            .catalog
+        let catalog = self.server.catalog();
+        let tools = catalog
             .tools()
             .iter()
             .map(|tool| serde_json::from_value(listing(tool, revision)))
@@ -186,7 +185,8 @@ impl ServerHandler for Session {
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        let tool = self.server.catalog.tool(name)?;
+        let catalog = self.server.catalog();
+        let tool = catalog.tool(name)?;
         serde_json::from_value(listing(tool, Revision::LATEST)).ok()
     }
 
@@ -198,7 +198,8 @@ impl ServerHandler for Session {
         let revision = revision(&context);
         let mode = output_mode(&context, self.server.default_mode)?;
         let name = request.name.to_string();
-        let Some(tool) = self.server.catalog.tool(&name) else {
+        let catalog = self.server.catalog();
+        let Some(tool) = catalog.tool(&name) else {
             return Err(ErrorData::invalid_params(
                 format!("Unknown tool: {name}"),
                 Some(json!({ "name": name })),
@@ -248,7 +249,7 @@ impl ServerHandler for Session {
                 }
             }
         });
-        let call = self.server.catalog.call(
+        let call = catalog.call(
             &name,
             arguments.as_ref(),
             &caller,

@@ -9,6 +9,7 @@
 mod auth;
 pub mod handler;
 pub mod http;
+pub mod reload;
 mod tools;
 
 pub use auth::Tokens;
@@ -24,7 +25,8 @@ use crate::store::ResultStore;
 
 /// What every session shares.
 pub struct Server {
-    pub(crate) catalog: Arc<Catalog>,
+    /// The current catalog; hot load replaces it whole.
+    catalog: std::sync::RwLock<Arc<Catalog>>,
     pub(crate) mapper: Mapper,
     pub(crate) store: Arc<dyn ResultStore>,
     pub(crate) default_mode: OutputMode,
@@ -43,13 +45,35 @@ impl Server {
     ) -> Arc<Server> {
         let (changes, _) = tokio::sync::broadcast::channel(16);
         Arc::new(Server {
-            catalog,
+            catalog: std::sync::RwLock::new(catalog),
             mapper,
             store,
             default_mode,
             peers: Mutex::new(Vec::new()),
             changes,
         })
+    }
+}
+
+impl Server {
+    /// The catalog as it is now; a call keeps the one it started with.
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.catalog.read().expect("catalog lock").clone()
+    }
+
+    /// Replaces the catalog and tells every client: `notifications/tools/list_changed`
+    /// to handshake-era sessions, and to 2026-07-28 `subscriptions/listen` streams.
+    pub async fn replace_catalog(&self, catalog: Arc<Catalog>) {
+        *self.catalog.write().expect("catalog lock") = catalog;
+        let peers: Vec<Peer<RoleServer>> = {
+            let mut peers = self.peers.lock().expect("peers lock");
+            peers.retain(|peer| !peer.is_transport_closed());
+            peers.clone()
+        };
+        for peer in peers {
+            let _ = peer.notify_tool_list_changed().await;
+        }
+        let _ = self.changes.send(());
     }
 }
 
