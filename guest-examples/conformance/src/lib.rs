@@ -136,6 +136,15 @@ impl Plugin for Conformance {
             .input_schema(json_schema_2020_12())
             .read_only(true)
             .build(),
+            // SEP-2575: a tool that needs the client's sampling capability; the
+            // host refuses a client that did not declare it (-32021).
+            ToolDescriptor::new(
+                "test_missing_capability",
+                "Needs the client's sampling capability.",
+            )
+            .input_schema(no_arguments())
+            .requires_client_capability("sampling")
+            .build(),
             // SEP-2243: a parameter the client mirrors into an `Mcp-Param-Region`
             // header, which the server checks against the body.
             ToolDescriptor::new(
@@ -214,6 +223,9 @@ impl Plugin for Conformance {
                     .build()
             }
             "json_schema_2020_12_tool" => ToolResult::empty().part(Part::text("ok")).build(),
+            "test_missing_capability" => ToolResult::empty()
+                .part(Part::text("The client declared sampling."))
+                .build(),
             "test_custom_header" => ToolResult::empty()
                 .part(Part::text("Custom header test completed"))
                 .build(),

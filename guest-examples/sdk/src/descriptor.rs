@@ -37,6 +37,7 @@ impl ToolDescriptor {
             output_schema: None,
             annotations: None,
             required_privileges: Vec::new(),
+            required_client_capabilities: Vec::new(),
         }
     }
 }
@@ -53,6 +54,7 @@ pub struct DescriptorBuilder {
     output_schema: Option<Value>,
     annotations: Option<Annotations>,
     required_privileges: Vec<String>,
+    required_client_capabilities: Vec<String>,
 }
 
 impl DescriptorBuilder {
@@ -123,6 +125,13 @@ impl DescriptorBuilder {
         self
     }
 
+    /// A capability the calling client must have declared (`sampling`,
+    /// `elicitation`, `roots`). Call it once per capability.
+    pub fn requires_client_capability(mut self, capability: impl Into<String>) -> Self {
+        self.required_client_capabilities.push(capability.into());
+        self
+    }
+
     /// Finishes the descriptor.
     pub fn build(self) -> ToolDescriptor {
         ToolDescriptor {
@@ -133,6 +142,7 @@ impl DescriptorBuilder {
             output_schema: self.output_schema.map(|schema| schema.to_string()),
             annotations: self.annotations,
             required_privileges: self.required_privileges,
+            required_client_capabilities: self.required_client_capabilities,
         }
     }
 }

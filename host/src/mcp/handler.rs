@@ -91,6 +91,33 @@ fn output_mode(
     }
 }
 
+/// A tool that needs client capabilities refuses a client that did not declare
+/// them (in the request's `_meta` on 2026-07-28, at `initialize` before) with
+/// `-32021`, naming what is missing.
+fn check_client_capabilities(
+    required: &[String],
+    ctx: &RequestContext<RoleServer>,
+) -> Result<(), ErrorData> {
+    if required.is_empty() {
+        return Ok(());
+    }
+    let declared = ctx
+        .client_capabilities()
+        .and_then(|caps| serde_json::to_value(caps).ok())
+        .unwrap_or_default();
+    let missing: serde_json::Map<String, Value> = required
+        .iter()
+        .filter(|cap| declared.get(cap.as_str()).is_none_or(Value::is_null))
+        .map(|cap| (cap.clone(), json!({})))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let required = serde_json::from_value(Value::Object(missing))
+        .map_err(|e| ErrorData::internal_error(format!("unknown client capability: {e}"), None))?;
+    Err(ErrorData::missing_required_client_capability(required))
+}
+
 fn rank(level: LoggingLevel) -> u8 {
     match level {
         LoggingLevel::Debug => 0,
@@ -205,6 +232,7 @@ impl ServerHandler for Session {
                 Some(json!({ "name": name })),
             ));
         };
+        check_client_capabilities(&tool.descriptor.required_client_capabilities, &context)?;
         let caller = caller(&context);
         let arguments = request.arguments.map(Value::Object);
         let request_id = context.id.to_string();

@@ -14,6 +14,8 @@ pub struct ToolDescriptor {
     pub output_schema: Option<Value>,
     pub annotations: Annotations,
     pub required_privileges: Vec<String>,
+    /// Client capabilities the tool needs (`sampling`, ...).
+    pub required_client_capabilities: Vec<String>,
 }
 
 /// Behaviour hints; `None` where the tool does not say.
@@ -58,6 +60,7 @@ impl ToolDescriptor {
             output_schema,
             annotations,
             required_privileges: wit.required_privileges,
+            required_client_capabilities: wit.required_client_capabilities,
         })
     }
 }
