@@ -424,3 +424,34 @@ fn a_component_dropped_into_the_plugin_directory_appears_with_list_changed() {
     client.notification("notifications/tools/list_changed");
     assert_eq!(names(&mut client), ["add", "range", "divide"]);
 }
+
+/// `notifications/cancelled` ends the instance: with one instance slot, a call
+/// that follows a cancelled endless loop is served at once instead of waiting
+/// (20 s) for the slot and failing with `resource_limit`.
+#[test]
+fn cancellation_ends_the_instance() {
+    let mut client = Client::start_with(&format!(
+        "[host]\ndata_dir = \"{}\"\n[[plugin]]\npath = \"{}\"\n[plugin.policy]\ntimeout_ms = 20000\nmax_instances = 1\n",
+        root().join("target/test-data").display(),
+        guest("hostile").display()
+    ));
+    client.initialize(Revision::V2025_11_25);
+    let spin = client.next_id;
+    client.next_id += 1;
+    client.send(&json!({"jsonrpc": "2.0", "id": spin, "method": "tools/call", "params": {"name": "spin", "arguments": {}}}));
+    std::thread::sleep(Duration::from_millis(300));
+    client.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": spin, "reason": "test"}}));
+    let (notifications, fresh) =
+        client.request("tools/call", json!({"name": "stateful", "arguments": {}}));
+    assert_eq!(
+        fresh["result"]["structuredContent"],
+        json!({"count": 1}),
+        "{fresh}"
+    );
+    assert!(
+        notifications
+            .iter()
+            .all(|n| n.get("id") != Some(&json!(spin))),
+        "a cancelled request gets no response"
+    );
+}
