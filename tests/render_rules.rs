@@ -528,3 +528,45 @@ fn the_official_schemas_refuse_what_a_revision_forbids() {
             .is_ok()
     );
 }
+
+/// Legacy mode: the envelope is the only content block, and it alone carries the
+/// parts and links (each still findable in it); the rest is as in compat mode.
+#[test]
+fn legacy_mode_sends_the_envelope_alone() {
+    let (result, _) = every_part();
+    let sample = samples::Sample {
+        name: "every-part",
+        about: "",
+        result,
+        output_schema: None,
+    };
+    for revision in Revision::ALL {
+        let legacy = Mapper::default().render_inline(
+            &sample.result,
+            Target::Mcp {
+                revision,
+                mode: OutputMode::Legacy,
+            },
+            &ctx(&sample),
+        );
+        let compat = Mapper::default().render_inline(
+            &sample.result,
+            Target::Mcp {
+                revision,
+                mode: OutputMode::Compat,
+            },
+            &ctx(&sample),
+        );
+        let blocks = legacy["content"].as_array().unwrap();
+        assert_eq!(blocks.len(), 1, "{revision}");
+        assert_eq!(
+            blocks[0], compat["content"][0],
+            "{revision}: the same envelope"
+        );
+        assert_eq!(
+            legacy.get("structuredContent"),
+            compat.get("structuredContent"),
+            "{revision}"
+        );
+    }
+}

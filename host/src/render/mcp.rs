@@ -33,7 +33,9 @@ impl Renderer for McpRenderer {
         let metadata = meta::metadata_map(result, ctx);
         let mut blocks = Vec::new();
         match self.mode {
-            OutputMode::Compat => blocks.push(text_block(legacy::envelope_text(result, ctx))),
+            OutputMode::Compat | OutputMode::Legacy => {
+                blocks.push(text_block(legacy::envelope_text(result, ctx)))
+            }
             OutputMode::Spec => {
                 match result.outcome() {
                     Outcome::Success { data: Some(data) } => {
@@ -50,11 +52,14 @@ impl Renderer for McpRenderer {
                 }
             }
         }
-        for (index, part) in result.content().iter().enumerate() {
-            blocks.push(self.part(index, part));
-        }
-        for link in result.stored_links() {
-            blocks.push(self.stored_link(link));
+        // In legacy mode the envelope already carries the parts and links.
+        if self.mode != OutputMode::Legacy {
+            for (index, part) in result.content().iter().enumerate() {
+                blocks.push(self.part(index, part));
+            }
+            for link in result.stored_links() {
+                blocks.push(self.stored_link(link));
+            }
         }
         if self.mode == OutputMode::Spec {
             if blocks.is_empty() {

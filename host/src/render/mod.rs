@@ -74,15 +74,20 @@ pub enum OutputMode {
     /// Phase 3: the data as plain JSON text, the summary and the metadata as text
     /// blocks of their own.
     Spec,
+    /// For callers that read only the legacy envelope: the content is that one
+    /// text block, which carries every part; structured content and the error
+    /// flag are set as in `Compat` (a declared output schema obliges the former).
+    Legacy,
 }
 
 impl OutputMode {
-    pub const ALL: [OutputMode; 2] = [OutputMode::Compat, OutputMode::Spec];
+    pub const ALL: [OutputMode; 3] = [OutputMode::Compat, OutputMode::Spec, OutputMode::Legacy];
 
     pub fn as_str(self) -> &'static str {
         match self {
             OutputMode::Compat => "compat",
             OutputMode::Spec => "spec",
+            OutputMode::Legacy => "legacy",
         }
     }
 }
@@ -94,8 +99,9 @@ impl FromStr for OutputMode {
         match s {
             "compat" => Ok(OutputMode::Compat),
             "spec" => Ok(OutputMode::Spec),
+            "legacy" => Ok(OutputMode::Legacy),
             other => Err(format!(
-                "unknown output mode {other:?}; use \"compat\" (legacy text block) or \"spec\" (plain JSON text)"
+                "unknown output mode {other:?}; use \"compat\" (legacy text block), \"spec\" (plain JSON text) or \"legacy\" (the envelope only)"
             )),
         }
     }
