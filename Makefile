@@ -7,7 +7,7 @@ A2A_VENV := tests/a2a/.venv
 
 GUESTS := --manifest-path guest-examples/Cargo.toml --target wasm32-wasip2 --release --locked
 
-.PHONY: run test setup guests lint unit a2a-check conformance bless build
+.PHONY: run test setup guests lint unit a2a-check conformance clients bless build
 
 ## Build the host (release: optimised Cranelift) and the example tools, and serve
 ## them over MCP on stdio (the client snippet goes to stderr). For HTTP:
@@ -25,7 +25,7 @@ guests:
 
 ## Every test: formatting, clippy, unit, golden, rule, runtime and sandbox tests,
 ## the A2A check. The guests are built once and shared by every test.
-test: setup guests lint unit a2a-check conformance
+test: setup guests lint unit a2a-check conformance clients
 
 ## What the tests need beside cargo: the A2A reference implementation (PyPI).
 setup: $(A2A_VENV)/.installed
@@ -52,6 +52,11 @@ a2a-check: setup
 ## from the npm registry); the per-check JSON lands in target/conformance/.
 conformance: build guests
 	tests/conformance/run.sh
+
+## Real clients: the Python SDK (PyPI mcp 2.x) over stdio and HTTP in both eras,
+## and the MCP Inspector CLI (npm) in both eras; installed into tests/clients/.
+clients: build guests
+	tests/clients/run.sh
 
 ## Regenerate the golden files after an intended change; review `git diff tests/golden`.
 bless:

@@ -345,13 +345,15 @@ impl ServerHandler for Session {
             return Err(not_found());
         };
         let ctx = RenderContext::new("resources/read", jiff::Timestamp::now());
-        let contents: ReadResourceResult =
+        let mut contents: ReadResourceResult =
             serde_json::from_value(mcp::stored_contents(&uri, &result, &ctx)).map_err(|e| {
                 ErrorData::internal_error(
                     format!("stored contents do not fit the protocol types: {e}"),
                     None,
                 )
             })?;
+        // 2026-07-28 requires `resultType`; rmcp removes it for older peers.
+        contents.result_type = Some(rmcp::model::ResultType::COMPLETE);
         Ok(contents.into())
     }
 

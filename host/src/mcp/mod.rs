@@ -83,7 +83,15 @@ impl Server {
 ///
 /// When the transport fails before the first message.
 pub async fn serve_stdio(server: Arc<Server>) -> anyhow::Result<()> {
-    let running = Session::new(server).serve(rmcp::transport::stdio()).await?;
+    let running = match Session::new(server).serve(rmcp::transport::stdio()).await {
+        Ok(running) => running,
+        // A client that closes stdin before its first request is done, not failed.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+            tracing::info!("stdin closed before the first request");
+            return Ok(());
+        }
+        Err(error) => return Err(error.into()),
+    };
     let reason = running.waiting().await?;
     tracing::info!(?reason, "stdio client finished");
     Ok(())

@@ -1,0 +1,88 @@
+"""Shared fixtures for the real-client tests: where the server is, and a
+`toolhost serve --http` started on a free loopback port for the session."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+TOOLHOST = REPO / "target" / "release" / "toolhost"
+# The example tools, exactly as the embedded default: named explicitly so that a
+# ./toolhost.toml a developer left in the repository root changes nothing.
+CONFIG = REPO / "toolhost.default.toml"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _built() -> None:
+    missing = [p for p in (TOOLHOST, CONFIG) if not p.exists()]
+    wasm = REPO / "guest-examples" / "target" / "wasm32-wasip2" / "release" / "calc.wasm"
+    if not wasm.exists():
+        missing.append(wasm)
+    if missing:
+        pytest.exit(
+            f"build toolhost and the example tools first (cargo build --release && make guests): missing {missing}",
+            returncode=2,
+        )
+
+
+@pytest.fixture(scope="session")
+def http_url(tmp_path_factory):
+    """`toolhost serve --http 127.0.0.1:PORT` for the whole session; stopped (SIGTERM, then
+    SIGKILL) at the end. Retries on another port if the chosen one was taken meanwhile."""
+    log_path = tmp_path_factory.mktemp("toolhost-http") / "server.log"
+    last_error = "not started"
+    for _attempt in range(3):
+        port = free_port()
+        log = open(log_path, "wb")
+        proc = subprocess.Popen(
+            [str(TOOLHOST), "serve", "--http", f"127.0.0.1:{port}", "--config", str(CONFIG)],
+            cwd=REPO,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "TOOLHOST_LOG": os.environ.get("TOOLHOST_LOG", "info")},
+        )
+        deadline = time.monotonic() + 60
+        ready = False
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    ready = True
+                    break
+            except OSError:
+                time.sleep(0.1)
+        if ready:
+            try:
+                yield f"http://127.0.0.1:{port}/mcp"
+            finally:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+                log.close()
+            return
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        log.close()
+        last_error = log_path.read_text(errors="replace")[-2000:]
+    pytest.fail(f"toolhost serve --http did not start:\n{last_error}")
