@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=target/conformance
 rm -rf "$out" && mkdir -p "$out"
+mkdir -p target/conformance-data/plugins # watched, and writable by the conformance guest
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 ./target/release/toolhost serve --http "127.0.0.1:$port" --config tests/conformance/toolhost.toml 2>"$out/server.log" &
 server=$!

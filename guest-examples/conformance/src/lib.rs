@@ -91,6 +91,27 @@ fn json_schema_2020_12() -> toolhost_guest::Value {
     })
 }
 
+/// Writes a sidecar-style file into the watched plugin directory: a change the
+/// host's hot load notices.
+fn trigger_tool_change() -> ToolResult {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    match std::fs::write("/plugins/trigger.toml", format!("# touched at {stamp}\n")) {
+        Ok(()) => ToolResult::empty()
+            .part(Part::text(
+                "The plugin directory changed; the tool list will follow.",
+            ))
+            .build(),
+        Err(error) => ToolResult::failure(
+            ErrorCode::ToolError,
+            format!("cannot write the plugin directory: {error}"),
+        )
+        .build(),
+    }
+}
+
 struct Conformance;
 
 impl Plugin for Conformance {
@@ -135,6 +156,16 @@ impl Plugin for Conformance {
             )
             .input_schema(json_schema_2020_12())
             .read_only(true)
+            .build(),
+            // SEP-2575's diagnostic hook: it changes the catalog the way an
+            // operator does, by writing into the watched plugin directory (granted
+            // to this plugin, writable, at /plugins); the host reloads and sends
+            // `notifications/tools/list_changed`.
+            ToolDescriptor::new(
+                "test_trigger_tool_change",
+                "Touches the watched plugin directory, so the host reloads its tools.",
+            )
+            .input_schema(no_arguments())
             .build(),
             // SEP-2575: a tool that needs the client's sampling capability; the
             // host refuses a client that did not declare it (-32021).
@@ -223,6 +254,7 @@ impl Plugin for Conformance {
                     .build()
             }
             "json_schema_2020_12_tool" => ToolResult::empty().part(Part::text("ok")).build(),
+            "test_trigger_tool_change" => trigger_tool_change(),
             "test_missing_capability" => ToolResult::empty()
                 .part(Part::text("The client declared sampling."))
                 .build(),
