@@ -159,7 +159,7 @@ fn stored_uri(result: &Value) -> String {
         .expect("a stored-result link");
     text[start..]
         .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || ":/".contains(*c))
+        .take_while(|c| !matches!(c, '"' | ' ' | '\\'))
         .collect()
 }
 

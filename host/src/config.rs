@@ -76,6 +76,8 @@ pub struct HostSettings {
     pub pooling: bool,
     /// Browser origins allowed to call over HTTP (besides localhost ones).
     pub allowed_origins: Vec<String>,
+    /// How long a stored result's link stays readable, in seconds.
+    pub result_ttl_secs: i64,
 }
 
 /// One plugin: a component and the policy it runs under.
@@ -204,6 +206,7 @@ struct RawHost {
     allocator: Option<String>,
     #[serde(default)]
     allowed_origins: Vec<String>,
+    result_ttl_secs: Option<i64>,
 }
 
 #[derive(Deserialize, Default)]
@@ -333,6 +336,16 @@ fn host_settings(raw: RawHost, file: &Path, base: &Path) -> Result<HostSettings,
         plugin_dirs: raw.plugin_dirs.into_iter().map(|d| base.join(d)).collect(),
         pooling,
         allowed_origins: raw.allowed_origins,
+        result_ttl_secs: match raw.result_ttl_secs {
+            None => 3_600,
+            Some(secs) if secs > 0 => secs,
+            Some(secs) => {
+                return Err(ConfigError::new(
+                    file,
+                    format!("host.result_ttl_secs: {secs} must be greater than 0"),
+                ));
+            }
+        },
     })
 }
 

@@ -193,10 +193,23 @@ async fn serve(
         Ok(tokens) => tokens,
         Err(message) => return usage_error(message),
     };
-    let store: Arc<dyn toolhost::store::ResultStore> = Arc::new(MemoryStore::new(
-        SignedDuration::from_hours(1),
-        jiff::Timestamp::now,
-    ));
+    let store = match open_store(&config) {
+        Ok(store) => store,
+        Err(message) => return usage_error(message),
+    };
+    // Housekeeping: expired results leave the store in the background.
+    let purged = store.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+            match purged.purge() {
+                Ok(0) => {}
+                Ok(rows) => tracing::info!(rows, "purged expired results"),
+                Err(error) => tracing::error!(%error, "purging expired results failed"),
+            }
+        }
+    });
+    let store: Arc<dyn toolhost::store::ResultStore> = store;
     let mapper = Mapper::new(config.host.size_limits, Some(store.clone()));
     let server =
         toolhost::mcp::Server::new(Arc::new(catalog), mapper, store, config.host.output_mode);
@@ -234,6 +247,24 @@ async fn serve(
             }
         }
     }
+}
+
+/// The SQLite result store in the data directory, with the signing key beside it
+/// (created on first start; replicas share it by sharing the file).
+fn open_store(config: &Config) -> Result<Arc<toolhost::store::SqliteStore>, String> {
+    let dir = &config.host.data_dir;
+    let key = dir.join("signing.key");
+    let signer = toolhost::store::Signer::load_or_create(&key)
+        .map_err(|e| format!("{}: {e}", key.display()))?;
+    let ttl = SignedDuration::from_secs(config.host.result_ttl_secs);
+    toolhost::store::SqliteStore::open(
+        &dir.join("results.sqlite3"),
+        signer,
+        ttl,
+        jiff::Timestamp::now,
+    )
+    .map(Arc::new)
+    .map_err(|e| e.to_string())
 }
 
 /// The `mcpServers` entry a client needs to start this server over stdio (stderr).
@@ -324,10 +355,10 @@ async fn call(
             return usage_error(format!("{unknown}; the tools are: {}", names.join(", ")));
         }
     };
-    let store = Arc::new(MemoryStore::new(
-        SignedDuration::from_hours(1),
-        jiff::Timestamp::now,
-    ));
+    let store = match open_store(&config) {
+        Ok(store) => store,
+        Err(message) => return usage_error(message),
+    };
     let mapper = Mapper::new(config.host.size_limits, Some(store));
     let tool = catalog.tool(name).expect("the tool was just called");
     let mut ctx = RenderContext::new(name, jiff::Timestamp::now());

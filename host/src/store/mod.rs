@@ -9,7 +9,11 @@ use std::future::Future;
 use std::pin::Pin;
 
 mod memory;
+pub mod signing;
+mod sqlite;
 pub use memory::MemoryStore;
+pub use signing::Signer;
+pub use sqlite::SqliteStore;
 
 use crate::result::{StoredLink, ToolResult};
 

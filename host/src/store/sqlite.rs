@@ -1,0 +1,197 @@
+//! [`SqliteStore`]: stored results in one SQLite file in the data directory, the
+//! default store, which needs no setup.
+//!
+//! Each row holds the serialized result with its format version (so a later
+//! toolhost reads rows an older one wrote), its MIME type, size, principal,
+//! creation and expiry times. The database runs in WAL mode with
+//! `synchronous = FULL`: a commit is on disk before `put` returns, so a result
+//! whose link was handed out survives a crash of the process and of the machine
+//! (`NORMAL` would survive only the former). Links are signed ([`Signer`]), and a
+//! read checks the signature, the expiry and the principal before it touches the
+//! database.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use jiff::{SignedDuration, Timestamp};
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::signing::Signer;
+use super::{Offload, ResultStore, StoreError, StoreFuture};
+use crate::legacy::{FormatVersion, decode, encode};
+use crate::result::{StoredLink, ToolResult};
+
+/// Results in an SQLite file.
+pub struct SqliteStore {
+    connection: Arc<Mutex<Connection>>,
+    signer: Signer,
+    ttl: SignedDuration,
+    clock: fn() -> Timestamp,
+}
+
+fn failed(what: &str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+    move |e| StoreError(format!("{what}: {e}"))
+}
+
+impl SqliteStore {
+    /// Opens (or creates) the store at `path`; links live for `ttl`.
+    ///
+    /// # Errors
+    ///
+    /// A [`StoreError`] naming the file when it cannot be opened or set up.
+    pub fn open(
+        path: &Path,
+        signer: Signer,
+        ttl: SignedDuration,
+        clock: fn() -> Timestamp,
+    ) -> Result<SqliteStore, StoreError> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| StoreError(format!("{}: {e}", dir.display())))?;
+        }
+        let what = format!("{}", path.display());
+        let connection = Connection::open(path).map_err(failed(&what))?;
+        connection
+            .execute_batch(
+                "PRAGMA journal_mode = WAL;
+                 PRAGMA synchronous = FULL;
+                 PRAGMA busy_timeout = 5000;
+                 CREATE TABLE IF NOT EXISTS results (
+                     id TEXT PRIMARY KEY,
+                     format INTEGER NOT NULL,
+                     body TEXT NOT NULL,
+                     mime TEXT NOT NULL,
+                     size INTEGER,
+                     principal TEXT,
+                     created_at INTEGER NOT NULL,
+                     expires_at INTEGER NOT NULL
+                 );
+                 CREATE INDEX IF NOT EXISTS results_expiry ON results (expires_at);",
+            )
+            .map_err(failed(&what))?;
+        Ok(SqliteStore {
+            connection: Arc::new(Mutex::new(connection)),
+            signer,
+            ttl,
+            clock,
+        })
+    }
+
+    /// Deletes the rows that expired by now; returns how many.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be written.
+    pub fn purge(&self) -> Result<usize, StoreError> {
+        let now = (self.clock)().as_second();
+        let connection = self.connection.lock().expect("store lock");
+        connection
+            .execute("DELETE FROM results WHERE expires_at <= ?1", params![now])
+            .map_err(failed("purging expired results"))
+    }
+
+    /// Writes a row as a given format version wrote it (for reading old rows back).
+    #[doc(hidden)]
+    pub fn insert_raw(
+        &self,
+        id: &str,
+        version: FormatVersion,
+        body: &str,
+        principal: Option<&str>,
+        expires: i64,
+    ) -> Result<String, StoreError> {
+        let now = (self.clock)().as_second();
+        self.connection
+            .lock()
+            .expect("store lock")
+            .execute(
+                "INSERT INTO results (id, format, body, mime, size, principal, created_at, expires_at) VALUES (?1, ?2, ?3, 'application/json', NULL, ?4, ?5, ?6)",
+                params![id, version.number() as i64, body, principal, now, expires],
+            )
+            .map_err(failed("writing a result"))?;
+        Ok(self.signer.link(id, principal, expires))
+    }
+}
+
+impl ResultStore for SqliteStore {
+    fn put<'a>(&'a self, offload: Offload<'a>) -> StoreFuture<'a, StoredLink> {
+        let (version, body) = encode(offload.result);
+        let principal = offload.principal.map(str::to_owned);
+        let size = offload.result.data().map(|d| d.to_string().len() as u64);
+        let now = (self.clock)();
+        let connection = self.connection.clone();
+        let signer = self.signer.clone();
+        let ttl = self.ttl;
+        Box::pin(async move {
+            let expires_at = now
+                .checked_add(ttl)
+                .map_err(|e| StoreError(format!("expiry out of range: {e}")))?;
+            let mut id = [0u8; 16];
+            getrandom::fill(&mut id)
+                .map_err(|e| StoreError(format!("no randomness for an id: {e}")))?;
+            let id: String = id.iter().map(|b| format!("{b:02x}")).collect();
+            let expires = expires_at.as_second();
+            let row_id = id.clone();
+            let row_principal = principal.clone();
+            tokio::task::spawn_blocking(move || {
+                connection
+                    .lock()
+                    .expect("store lock")
+                    .execute(
+                        "INSERT INTO results (id, format, body, mime, size, principal, created_at, expires_at) VALUES (?1, ?2, ?3, 'application/json', ?4, ?5, ?6, ?7)",
+                        params![row_id, version.number() as i64, body, size.map(|s| s as i64), row_principal, now.as_second(), expires],
+                    )
+                    .map_err(failed("writing a result"))
+            })
+            .await
+            .map_err(|e| StoreError(format!("the store's writer failed: {e}")))??;
+            Ok(StoredLink {
+                uri: signer.link(&id, principal.as_deref(), expires),
+                size,
+                mime: "application/json".into(),
+                expires_at: Some(
+                    Timestamp::from_second(expires).map_err(|e| StoreError(e.to_string()))?,
+                ),
+            })
+        })
+    }
+
+    fn get<'a>(
+        &'a self,
+        uri: &'a str,
+        principal: Option<&'a str>,
+    ) -> StoreFuture<'a, Option<ToolResult>> {
+        Box::pin(async move {
+            let now = (self.clock)().as_second();
+            let Some(id) = self.signer.verify(uri, principal, now) else {
+                return Ok(None);
+            };
+            let connection = self.connection.clone();
+            let owner = principal.map(str::to_owned);
+            let row = tokio::task::spawn_blocking(move || {
+                connection
+                    .lock()
+                    .expect("store lock")
+                    .query_row(
+                        "SELECT format, body FROM results WHERE id = ?1 AND principal IS ?2 AND expires_at > ?3",
+                        params![id, owner, now],
+                        |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)),
+                    )
+                    .optional()
+                    .map_err(failed("reading a result"))
+            })
+            .await
+            .map_err(|e| StoreError(format!("the store's reader failed: {e}")))??;
+            let Some((format, body)) = row else {
+                return Ok(None);
+            };
+            let version = u64::try_from(format)
+                .ok()
+                .and_then(FormatVersion::from_number)
+                .ok_or_else(|| StoreError(format!("a stored result has format version {format}, newer than this toolhost knows")))?;
+            decode(version, &body)
+                .map(Some)
+                .map_err(|e| StoreError(e.to_string()))
+        })
+    }
+}
