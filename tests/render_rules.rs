@@ -486,47 +486,54 @@ fn summary_and_generated_time_are_never_lost() {
 fn the_official_schemas_refuse_what_a_revision_forbids() {
     let schemas = common::McpSchemas::load();
     let audio = json!({"content": [{"type": "audio", "data": "", "mimeType": "audio/wav"}]});
-    assert!(
-        schemas
-            .check_call_tool_result(Revision::V2024_11_05, &audio)
-            .is_err()
-    );
-    assert!(
-        schemas
-            .check_call_tool_result(Revision::V2025_03_26, &audio)
-            .is_ok()
-    );
     let list = json!({"content": [], "structuredContent": [1]});
-    assert!(
-        schemas
-            .check_call_tool_result(Revision::V2025_11_25, &list)
-            .is_err()
-    );
-    assert!(
-        schemas
-            .check_call_tool_result(
-                Revision::V2026_07_28,
-                &json!({"content": [], "structuredContent": [1], "resultType": "complete"})
-            )
-            .is_ok()
-    );
-    assert!(
-        schemas
-            .check_call_tool_result(Revision::V2026_07_28, &json!({"content": []}))
-            .is_err(),
-        "resultType is required"
-    );
+    let typed_list = json!({"content": [], "structuredContent": [1], "resultType": "complete"});
+    let untyped = json!({"content": []});
     let link = json!({"content": [{"type": "resource_link", "uri": "file:///a", "name": "a"}]});
-    assert!(
-        schemas
-            .check_call_tool_result(Revision::V2025_03_26, &link)
-            .is_err()
-    );
-    assert!(
-        schemas
-            .check_call_tool_result(Revision::V2025_06_18, &link)
-            .is_ok()
-    );
+    // (revision, result, whether the revision's schema accepts it, why)
+    let cases = [
+        (
+            Revision::V2024_11_05,
+            &audio,
+            false,
+            "no audio before 2025-03-26",
+        ),
+        (Revision::V2025_03_26, &audio, true, "audio from 2025-03-26"),
+        (
+            Revision::V2025_11_25,
+            &list,
+            false,
+            "structuredContent is an object up to 2025-11-25",
+        ),
+        (
+            Revision::V2026_07_28,
+            &typed_list,
+            true,
+            "any JSON value from 2026-07-28",
+        ),
+        (
+            Revision::V2026_07_28,
+            &untyped,
+            false,
+            "resultType is required",
+        ),
+        (
+            Revision::V2025_03_26,
+            &link,
+            false,
+            "no resource_link before 2025-06-18",
+        ),
+        (
+            Revision::V2025_06_18,
+            &link,
+            true,
+            "resource_link from 2025-06-18",
+        ),
+    ];
+    for (revision, result, accepted, why) in cases {
+        let outcome = schemas.check_call_tool_result(revision, result);
+        assert_eq!(outcome.is_ok(), accepted, "{revision}: {why}: {outcome:?}");
+    }
 }
 
 /// Legacy mode: the envelope is the only content block, and it alone carries the
