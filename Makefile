@@ -7,7 +7,7 @@ A2A_VENV := tests/a2a/.venv
 
 GUESTS := --manifest-path guest-examples/Cargo.toml --target wasm32-wasip2 --release --locked
 
-.PHONY: run test setup guests lint unit a2a-check conformance clients bless build
+.PHONY: run test setup postgres guests lint unit a2a-check conformance clients bless build
 
 ## Build the host (release: optimised Cranelift) and the example tools, and serve
 ## them over MCP on stdio (the client snippet goes to stderr). For HTTP:
@@ -27,8 +27,13 @@ guests:
 ## the A2A check. The guests are built once and shared by every test.
 test: setup guests lint unit a2a-check conformance clients
 
-## What the tests need beside cargo: the A2A reference implementation (PyPI).
-setup: $(A2A_VENV)/.installed
+## What the tests need beside cargo: the A2A reference implementation (PyPI) and
+## PostgreSQL's server (Debian), which the store tests start on a private cluster.
+setup: $(A2A_VENV)/.installed postgres
+
+postgres:
+	@ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || { \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; }
 
 $(A2A_VENV)/.installed: tests/a2a/requirements.txt
 	$(PYTHON) -m venv $(A2A_VENV)
@@ -41,7 +46,7 @@ lint:
 	$(CARGO) clippy --release --locked --all-targets -- -D warnings
 	$(CARGO) clippy $(GUESTS) -- -D warnings
 
-unit:
+unit: postgres
 	$(CARGO) test --release --locked
 
 ## Every A2A rendering of the golden matrix, parsed by the official a2a-sdk.

@@ -1,6 +1,9 @@
-//! The SQLite result store: what the mapper offloads reads back identical, only
-//! through a valid, unexpired link of the same principal; expired rows are purged;
-//! rows an older format version wrote are read by that version's parser.
+//! Both real result stores, SQLite and PostgreSQL (a server the tests start):
+//! what the mapper offloads at the size boundary reads back identical through
+//! every renderer, only through a valid, unexpired link of the same principal;
+//! expired rows are purged; rows an older format version wrote are read by that
+//! version's parser; a second store on the same database and key (a restart, or
+//! a replica) reads the first one's links.
 
 mod common;
 
@@ -10,154 +13,330 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use jiff::{SignedDuration, Timestamp};
 use serde_json::json;
 use toolhost::legacy::FormatVersion;
-use toolhost::render::{Mapper, RenderContext, SizeLimits, Target};
+use toolhost::render::{Mapper, RenderContext, SizeLimits, Target, json_size};
 use toolhost::result::ToolResult;
-use toolhost::store::{ResultStore, Signer, SqliteStore};
+use toolhost::store::{PostgresStore, ResultStore, Signer, SqliteStore};
 
-/// The store's clock, moved by the tests (each test uses its own store file, and
-/// only moves the clock forward past the expiry it tests).
+/// The stores' clock, moved by the tests (only forward, and only past the expiry
+/// of rows a test wrote for that purpose).
 static NOW: AtomicI64 = AtomicI64::new(1_900_000_000);
 
 fn now() -> Timestamp {
     Timestamp::from_second(NOW.load(Ordering::SeqCst)).unwrap()
 }
 
-fn open(dir: &std::path::Path) -> SqliteStore {
-    let signer = Signer::load_or_create(&dir.join("signing.key")).unwrap();
-    SqliteStore::open(
-        &dir.join("results.sqlite3"),
-        signer,
-        SignedDuration::from_hours(1),
-        now,
-    )
-    .unwrap()
+#[derive(Debug, Clone, Copy)]
+enum Backend {
+    Sqlite,
+    Postgres,
 }
 
-fn big() -> ToolResult {
+const BACKENDS: [Backend; 2] = [Backend::Sqlite, Backend::Postgres];
+
+/// Where one store's rows and key live; opening it twice gives two stores on the
+/// same data, as a restarted host or a second replica sees it.
+struct Place {
+    dir: tempfile::TempDir,
+    url: Option<String>,
+}
+
+enum Store {
+    Sqlite(Arc<SqliteStore>),
+    Postgres(Arc<PostgresStore>),
+}
+
+impl Place {
+    async fn new(backend: Backend) -> Place {
+        let url = match backend {
+            Backend::Sqlite => None,
+            Backend::Postgres => Some(common::postgres::database().await),
+        };
+        Place {
+            dir: tempfile::tempdir().unwrap(),
+            url,
+        }
+    }
+
+    async fn open(&self) -> Store {
+        let signer = Signer::load_or_create(&self.dir.path().join("signing.key")).unwrap();
+        let ttl = SignedDuration::from_hours(1);
+        match &self.url {
+            None => Store::Sqlite(Arc::new(
+                SqliteStore::open(&self.dir.path().join("results.sqlite3"), signer, ttl, now)
+                    .unwrap(),
+            )),
+            Some(url) => Store::Postgres(Arc::new(
+                PostgresStore::connect(url, 4, signer, ttl, now)
+                    .await
+                    .unwrap(),
+            )),
+        }
+    }
+
+    fn signer(&self) -> Signer {
+        Signer::load_or_create(&self.dir.path().join("signing.key")).unwrap()
+    }
+}
+
+impl Store {
+    fn shared(&self) -> Arc<dyn ResultStore> {
+        match self {
+            Store::Sqlite(store) => store.clone(),
+            Store::Postgres(store) => store.clone(),
+        }
+    }
+
+    async fn get(&self, uri: &str, principal: Option<&str>) -> Option<ToolResult> {
+        self.shared().get(uri, principal).await.unwrap()
+    }
+
+    async fn insert_raw(
+        &self,
+        id: &str,
+        version: FormatVersion,
+        body: &str,
+        principal: Option<&str>,
+        expires: i64,
+    ) -> String {
+        match self {
+            Store::Sqlite(store) => store.insert_raw(id, version, body, principal, expires),
+            Store::Postgres(store) => {
+                store
+                    .insert_raw(id, version, body, principal, expires)
+                    .await
+            }
+        }
+        .unwrap()
+    }
+}
+
+/// The first stored-result link in a rendering.
+fn link_in(rendered: &serde_json::Value) -> String {
+    let text = rendered.to_string();
+    let start = text
+        .find("toolhost://results/")
+        .unwrap_or_else(|| panic!("no link in {text}"));
+    text[start..]
+        .chars()
+        .take_while(|c| !matches!(c, '"' | ' ' | '\\' | ']' | ')'))
+        .collect()
+}
+
+fn rows(n: usize) -> ToolResult {
     ToolResult::success(Some(
-        json!({"rows": (0..20_000).collect::<Vec<_>>(), "note": "ünïcödé"}),
+        json!({"rows": (0..n).collect::<Vec<_>>(), "note": "ünïcödé ✓"}),
     ))
-    .summary("20000 rows")
+    .summary(format!("{n} rows"))
     .build()
 }
 
+fn ctx(principal: Option<&'static str>) -> RenderContext<'static> {
+    let mut ctx = RenderContext::new("rows", now());
+    ctx.principal = principal;
+    ctx
+}
+
+/// For every renderer: a rendering one byte under the limit and one exactly at it
+/// go inline; one byte over goes to the store, and the link reads back the same
+/// result, its data byte for byte.
 #[tokio::test]
-async fn an_offloaded_result_reads_back_identical_through_every_renderer() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(open(dir.path()));
-    let mapper = Mapper::new(SizeLimits::default(), Some(store.clone()));
-    let result = big();
-    for target in Target::all() {
-        let mut ctx = RenderContext::new("rows", now());
-        ctx.principal = Some("alice");
-        let rendered = mapper.render(&result, target, &ctx).await;
-        assert!(rendered.offloaded, "{target}");
-        let text = rendered.value.to_string();
-        let start = text.find("toolhost://results/").unwrap();
-        let uri: String = text[start..]
-            .chars()
-            .take_while(|c| !matches!(c, '"' | ' ' | '\\' | ']'))
-            .collect();
-        let back = store
-            .get(&uri, Some("alice"))
-            .await
-            .unwrap()
-            .unwrap_or_else(|| panic!("{target}: {uri}"));
-        assert_eq!(back, result, "{target}");
-        assert_eq!(
-            serde_json::to_string(back.data().unwrap()).unwrap(),
-            serde_json::to_string(result.data().unwrap()).unwrap()
-        );
+async fn offload_at_the_limit_boundary_reads_back_identical_on_both_stores() {
+    let result = rows(300);
+    let data = serde_json::to_string(result.data().unwrap()).unwrap();
+    for backend in BACKENDS {
+        let place = Place::new(backend).await;
+        let store = place.open().await;
+        for target in Target::all() {
+            let ctx = ctx(Some("alice"));
+            let size = json_size(&Mapper::default().render_inline(&result, target, &ctx));
+            // (limit, rendering size - limit, offloaded)
+            for (limit, offloaded) in [(size + 1, false), (size, false), (size - 1, true)] {
+                let mapper = Mapper::new(SizeLimits::uniform(limit), Some(store.shared()));
+                let rendered = mapper.render(&result, target, &ctx).await;
+                let what = format!("{backend:?} {target}, {size} bytes against limit {limit}");
+                assert_eq!(rendered.offloaded, offloaded, "{what}");
+                assert!(rendered.size <= limit, "{what}: sent {}", rendered.size);
+                if offloaded {
+                    let back = store
+                        .get(&link_in(&rendered.value), Some("alice"))
+                        .await
+                        .unwrap_or_else(|| panic!("{what}: the link does not read"));
+                    assert_eq!(back, result, "{what}");
+                    assert_eq!(serde_json::to_string(back.data().unwrap()).unwrap(), data);
+                    assert!(
+                        !rendered.value.to_string().contains("299,"),
+                        "{what}: the data travelled inline too"
+                    );
+                }
+            }
+        }
     }
 }
 
 #[tokio::test]
 async fn only_a_valid_unexpired_link_of_the_same_principal_reads() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(open(dir.path()));
-    let mapper = Mapper::new(SizeLimits::uniform(1_000), Some(store.clone()));
-    let mut ctx = RenderContext::new("rows", now());
-    ctx.principal = Some("alice");
-    let rendered = mapper.render(&big(), Target::Legacy, &ctx).await;
-    let uri = rendered.value["_meta"]["resourceUri"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    assert!(store.get(&uri, Some("alice")).await.unwrap().is_some());
-    assert!(
-        store.get(&uri, Some("bob")).await.unwrap().is_none(),
-        "foreign principal"
-    );
-    assert!(
-        store.get(&uri, None).await.unwrap().is_none(),
-        "no principal"
-    );
-    let tampered = uri.replacen("results/", "results/0", 1);
-    assert!(
-        store.get(&tampered, Some("alice")).await.unwrap().is_none(),
-        "tampered"
-    );
-    let unknown = Signer::load_or_create(&dir.path().join("signing.key"))
-        .unwrap()
-        .link("00ff00ff", Some("alice"), now().as_second() + 60);
-    assert!(
-        store.get(&unknown, Some("alice")).await.unwrap().is_none(),
-        "validly signed, unknown id"
-    );
-    // A second store on the same file and key (a restart, or a replica) reads it.
-    let again = open(dir.path());
-    assert!(again.get(&uri, Some("alice")).await.unwrap().is_some());
+    for backend in BACKENDS {
+        let place = Place::new(backend).await;
+        let store = place.open().await;
+        let mapper = Mapper::new(SizeLimits::uniform(1_000), Some(store.shared()));
+        let rendered = mapper
+            .render(&rows(2_000), Target::Legacy, &ctx(Some("alice")))
+            .await;
+        let uri = rendered.value["_meta"]["resourceUri"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(
+            store.get(&uri, Some("alice")).await.is_some(),
+            "{backend:?}"
+        );
+        for (presented, principal, case) in [
+            (uri.clone(), Some("bob"), "foreign principal"),
+            (uri.clone(), None, "no principal"),
+            (
+                uri.replacen("results/", "results/0", 1),
+                Some("alice"),
+                "tampered id",
+            ),
+            (
+                uri.replacen("exp=", "exp=9", 1),
+                Some("alice"),
+                "tampered expiry",
+            ),
+            (
+                place
+                    .signer()
+                    .link("00ff00ff", Some("alice"), now().as_second() + 60),
+                Some("alice"),
+                "validly signed, unknown id",
+            ),
+            (
+                Signer::new(b"not the key of this host, 32 b..".to_vec()).link(
+                    uri[19..51].as_ref(),
+                    Some("alice"),
+                    now().as_second() + 60,
+                ),
+                Some("alice"),
+                "signed with another key",
+            ),
+        ] {
+            assert!(
+                store.get(&presented, principal).await.is_none(),
+                "{backend:?}: {case} must not read"
+            );
+        }
+        // A second store on the same data and key (a restart, or a replica) reads it.
+        let again = place.open().await;
+        assert_eq!(
+            again.get(&uri, Some("alice")).await,
+            Some(rows(2_000)),
+            "{backend:?}"
+        );
+    }
 }
 
 #[tokio::test]
 async fn expired_links_are_refused_and_purge_removes_expired_rows_only() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open(dir.path());
-    let start = NOW.load(Ordering::SeqCst);
-    let soon = store
-        .insert_raw(
-            "aa11",
-            FormatVersion::V1,
-            &serde_json::to_string(&big()).unwrap(),
-            None,
-            start + 10,
-        )
-        .unwrap();
-    let later = store
-        .insert_raw(
-            "bb22",
-            FormatVersion::V1,
-            &serde_json::to_string(&big()).unwrap(),
-            None,
-            start + 100_000,
-        )
-        .unwrap();
-    assert!(store.get(&soon, None).await.unwrap().is_some());
-    // Past the first expiry (this test's rows only; other tests' stores are separate files).
-    NOW.fetch_add(20, Ordering::SeqCst);
-    assert!(store.get(&soon, None).await.unwrap().is_none(), "expired");
-    assert_eq!(store.purge().unwrap(), 1);
-    assert!(
-        store.get(&later, None).await.unwrap().is_some(),
-        "unexpired rows stay"
-    );
+    for backend in BACKENDS {
+        let place = Place::new(backend).await;
+        let store = place.open().await;
+        let body = serde_json::to_string(&rows(50)).unwrap();
+        let start = NOW.load(Ordering::SeqCst);
+        let soon = store
+            .insert_raw("aa11", FormatVersion::V1, &body, None, start + 10)
+            .await;
+        let later = store
+            .insert_raw("bb22", FormatVersion::V1, &body, None, start + 100_000)
+            .await;
+        assert!(store.get(&soon, None).await.is_some(), "{backend:?}");
+        // Past the first expiry (only this test's rows expire that soon).
+        NOW.fetch_add(20, Ordering::SeqCst);
+        assert!(
+            store.get(&soon, None).await.is_none(),
+            "{backend:?}: expired"
+        );
+        assert_eq!(store.shared().purge().await.unwrap(), 1, "{backend:?}");
+        assert_eq!(store.shared().purge().await.unwrap(), 0, "{backend:?}");
+        assert!(
+            store.get(&later, None).await.is_some(),
+            "{backend:?}: unexpired rows stay"
+        );
+    }
 }
 
 #[tokio::test]
 async fn a_row_written_in_an_older_format_is_read_by_its_parser() {
+    for backend in BACKENDS {
+        let place = Place::new(backend).await;
+        let store = place.open().await;
+        let expires = NOW.load(Ordering::SeqCst) + 3_600;
+        let link = store
+            .insert_raw(
+                "cc33",
+                FormatVersion::Legacy,
+                r#"{"success": true, "data": {"orderId": "1001"}, "dryRun": true}"#,
+                Some("alice"),
+                expires,
+            )
+            .await;
+        let result = store.get(&link, Some("alice")).await.unwrap();
+        assert_eq!(
+            result.data(),
+            Some(&json!({"orderId": "1001"})),
+            "{backend:?}"
+        );
+        assert_eq!(result.metadata().dry_run, Some(true), "{backend:?}");
+    }
+}
+
+/// Replicas starting at once set the schema up without tripping over each other.
+#[tokio::test]
+async fn replicas_connecting_at_once_share_one_table() {
+    let url = common::postgres::database().await;
     let dir = tempfile::tempdir().unwrap();
-    let store = open(dir.path());
-    let expires = NOW.load(Ordering::SeqCst) + 3_600;
-    let link = store
-        .insert_raw(
-            "cc33",
-            FormatVersion::Legacy,
-            r#"{"success": true, "data": {"orderId": "1001"}, "dryRun": true}"#,
-            Some("alice"),
-            expires,
-        )
+    let signer = Signer::load_or_create(&dir.path().join("signing.key")).unwrap();
+    let stores = futures::future::join_all((0..6).map(|_| {
+        PostgresStore::connect(&url, 2, signer.clone(), SignedDuration::from_hours(1), now)
+    }))
+    .await;
+    let stores: Vec<_> = stores.into_iter().map(Result::unwrap).collect();
+    let result = rows(10);
+    let link = stores[0]
+        .put(toolhost::store::Offload {
+            result: &result,
+            principal: None,
+            rendered_size: 0,
+        })
+        .await
         .unwrap();
-    let result = store.get(&link, Some("alice")).await.unwrap().unwrap();
-    assert_eq!(result.data(), Some(&json!({"orderId": "1001"})));
-    assert_eq!(result.metadata().dry_run, Some(true));
+    for store in &stores {
+        assert_eq!(
+            store.get(&link.uri, None).await.unwrap(),
+            Some(result.clone())
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_unreachable_database_is_a_clear_error() {
+    let signer = Signer::new(vec![7; 32]);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let error = PostgresStore::connect(
+        &format!("postgres://nobody@127.0.0.1:{port}/none"),
+        1,
+        signer,
+        SignedDuration::from_hours(1),
+        now,
+    )
+    .await
+    .err()
+    .expect("nothing listens there");
+    assert!(
+        error.to_string().contains("connecting to PostgreSQL"),
+        "{error}"
+    );
 }

@@ -15,7 +15,7 @@ use toolhost::config::{Config, PluginConfig, World};
 use toolhost::render::{Mapper, OutputMode, RenderContext, Revision, SizeLimits, Target};
 use toolhost::runtime::{EngineSettings, Runtime};
 use toolhost::samples;
-use toolhost::store::MemoryStore;
+use toolhost::store::{MemoryStore, ResultStore};
 
 /// Runs MCP tools written as sandboxed WebAssembly components.
 #[derive(Parser)]
@@ -193,7 +193,7 @@ async fn serve(
         Ok(tokens) => tokens,
         Err(message) => return usage_error(message),
     };
-    let store = match open_store(&config) {
+    let store = match open_store(&config).await {
         Ok(store) => store,
         Err(message) => return usage_error(message),
     };
@@ -202,14 +202,13 @@ async fn serve(
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(std::time::Duration::from_secs(60)).await;
-            match purged.purge() {
+            match purged.purge().await {
                 Ok(0) => {}
                 Ok(rows) => tracing::info!(rows, "purged expired results"),
                 Err(error) => tracing::error!(%error, "purging expired results failed"),
             }
         }
     });
-    let store: Arc<dyn toolhost::store::ResultStore> = store;
     let mapper = Mapper::new(config.host.size_limits, Some(store.clone()));
     let server =
         toolhost::mcp::Server::new(Arc::new(catalog), mapper, store, config.host.output_mode);
@@ -249,22 +248,11 @@ async fn serve(
     }
 }
 
-/// The SQLite result store in the data directory, with the signing key beside it
-/// (created on first start; replicas share it by sharing the file).
-fn open_store(config: &Config) -> Result<Arc<toolhost::store::SqliteStore>, String> {
-    let dir = &config.host.data_dir;
-    let key = dir.join("signing.key");
-    let signer = toolhost::store::Signer::load_or_create(&key)
-        .map_err(|e| format!("{}: {e}", key.display()))?;
+/// The configured result store (SQLite in the data directory unless `[store]`
+/// names PostgreSQL), with its signing key.
+async fn open_store(config: &Config) -> Result<Arc<dyn ResultStore>, String> {
     let ttl = SignedDuration::from_secs(config.host.result_ttl_secs);
-    toolhost::store::SqliteStore::open(
-        &dir.join("results.sqlite3"),
-        signer,
-        ttl,
-        jiff::Timestamp::now,
-    )
-    .map(Arc::new)
-    .map_err(|e| e.to_string())
+    toolhost::store::open(&config.store, ttl).await
 }
 
 /// The `mcpServers` entry a client needs to start this server over stdio (stderr).
@@ -355,7 +343,7 @@ async fn call(
             return usage_error(format!("{unknown}; the tools are: {}", names.join(", ")));
         }
     };
-    let store = match open_store(&config) {
+    let store = match open_store(&config).await {
         Ok(store) => store,
         Err(message) => return usage_error(message),
     };

@@ -4,6 +4,8 @@
 #![allow(dead_code)]
 
 pub mod host;
+pub mod mcp_client;
+pub mod postgres;
 
 use std::path::PathBuf;
 use std::sync::Arc;

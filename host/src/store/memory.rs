@@ -60,6 +60,16 @@ impl ResultStore for MemoryStore {
         Box::pin(async move { Ok(self.read(uri, principal)) })
     }
 
+    fn purge(&self) -> StoreFuture<'_, u64> {
+        Box::pin(async move {
+            let now = (self.clock)();
+            let mut entries = self.entries.lock().expect("store lock");
+            let before = entries.len();
+            entries.retain(|_, entry| entry.expires_at > now);
+            Ok((before - entries.len()) as u64)
+        })
+    }
+
     fn put<'a>(&'a self, offload: Offload<'a>) -> StoreFuture<'a, StoredLink> {
         Box::pin(async move {
             let (version, text) = encode(offload.result);

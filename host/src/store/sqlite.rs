@@ -16,9 +16,10 @@ use std::sync::{Arc, Mutex};
 use jiff::{SignedDuration, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::row::{MIME, NewRow, decode_row};
 use super::signing::Signer;
 use super::{Offload, ResultStore, StoreError, StoreFuture};
-use crate::legacy::{FormatVersion, decode, encode};
+use crate::legacy::FormatVersion;
 use crate::result::{StoredLink, ToolResult};
 
 /// Results in an SQLite file.
@@ -77,19 +78,6 @@ impl SqliteStore {
         })
     }
 
-    /// Deletes the rows that expired by now; returns how many.
-    ///
-    /// # Errors
-    ///
-    /// When the database cannot be written.
-    pub fn purge(&self) -> Result<usize, StoreError> {
-        let now = (self.clock)().as_second();
-        let connection = self.connection.lock().expect("store lock");
-        connection
-            .execute("DELETE FROM results WHERE expires_at <= ?1", params![now])
-            .map_err(failed("purging expired results"))
-    }
-
     /// Writes a row as a given format version wrote it (for reading old rows back).
     #[doc(hidden)]
     pub fn insert_raw(
@@ -105,8 +93,8 @@ impl SqliteStore {
             .lock()
             .expect("store lock")
             .execute(
-                "INSERT INTO results (id, format, body, mime, size, principal, created_at, expires_at) VALUES (?1, ?2, ?3, 'application/json', NULL, ?4, ?5, ?6)",
-                params![id, version.number() as i64, body, principal, now, expires],
+                "INSERT INTO results (id, format, body, mime, size, principal, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, NULL, ?5, ?6, ?7)",
+                params![id, version.number() as i64, body, MIME, principal, now, expires],
             )
             .map_err(failed("writing a result"))?;
         Ok(self.signer.link(id, principal, expires))
@@ -115,44 +103,24 @@ impl SqliteStore {
 
 impl ResultStore for SqliteStore {
     fn put<'a>(&'a self, offload: Offload<'a>) -> StoreFuture<'a, StoredLink> {
-        let (version, body) = encode(offload.result);
-        let principal = offload.principal.map(str::to_owned);
-        let size = offload.result.data().map(|d| d.to_string().len() as u64);
-        let now = (self.clock)();
+        let row = NewRow::new(offload, (self.clock)(), self.ttl);
         let connection = self.connection.clone();
-        let signer = self.signer.clone();
-        let ttl = self.ttl;
         Box::pin(async move {
-            let expires_at = now
-                .checked_add(ttl)
-                .map_err(|e| StoreError(format!("expiry out of range: {e}")))?;
-            let mut id = [0u8; 16];
-            getrandom::fill(&mut id)
-                .map_err(|e| StoreError(format!("no randomness for an id: {e}")))?;
-            let id: String = id.iter().map(|b| format!("{b:02x}")).collect();
-            let expires = expires_at.as_second();
-            let row_id = id.clone();
-            let row_principal = principal.clone();
+            let row = row?;
+            let written = row.clone();
             tokio::task::spawn_blocking(move || {
                 connection
                     .lock()
                     .expect("store lock")
                     .execute(
-                        "INSERT INTO results (id, format, body, mime, size, principal, created_at, expires_at) VALUES (?1, ?2, ?3, 'application/json', ?4, ?5, ?6, ?7)",
-                        params![row_id, version.number() as i64, body, size.map(|s| s as i64), row_principal, now.as_second(), expires],
+                        "INSERT INTO results (id, format, body, mime, size, principal, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                        params![written.id, written.format, written.body, MIME, written.size, written.principal, written.created_at, written.expires_at],
                     )
                     .map_err(failed("writing a result"))
             })
             .await
             .map_err(|e| StoreError(format!("the store's writer failed: {e}")))??;
-            Ok(StoredLink {
-                uri: signer.link(&id, principal.as_deref(), expires),
-                size,
-                mime: "application/json".into(),
-                expires_at: Some(
-                    Timestamp::from_second(expires).map_err(|e| StoreError(e.to_string()))?,
-                ),
-            })
+            row.link(&self.signer)
         })
     }
 
@@ -182,16 +150,25 @@ impl ResultStore for SqliteStore {
             })
             .await
             .map_err(|e| StoreError(format!("the store's reader failed: {e}")))??;
-            let Some((format, body)) = row else {
-                return Ok(None);
-            };
-            let version = u64::try_from(format)
-                .ok()
-                .and_then(FormatVersion::from_number)
-                .ok_or_else(|| StoreError(format!("a stored result has format version {format}, newer than this toolhost knows")))?;
-            decode(version, &body)
-                .map(Some)
-                .map_err(|e| StoreError(e.to_string()))
+            row.map(|(format, body)| decode_row(format, &body))
+                .transpose()
+        })
+    }
+
+    fn purge(&self) -> StoreFuture<'_, u64> {
+        let now = (self.clock)().as_second();
+        let connection = self.connection.clone();
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || {
+                connection
+                    .lock()
+                    .expect("store lock")
+                    .execute("DELETE FROM results WHERE expires_at <= ?1", params![now])
+                    .map(|rows| rows as u64)
+                    .map_err(failed("purging expired results"))
+            })
+            .await
+            .map_err(|e| StoreError(format!("the store's purger failed: {e}")))?
         })
     }
 }

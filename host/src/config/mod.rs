@@ -15,9 +15,12 @@ use serde::Deserialize;
 
 use crate::render::{OutputMode, SizeLimits};
 
+mod store;
+pub use store::{Secret, StoreBackend, StoreConfig};
+
 /// The configuration `make run` and `toolhost` use when no file is given: the Rust
 /// example tools, built by `make guests`, with the default policy.
-pub const EMBEDDED_DEFAULTS: &str = include_str!("../../toolhost.default.toml");
+pub const EMBEDDED_DEFAULTS: &str = include_str!("../../../toolhost.default.toml");
 
 /// A configuration problem, naming the file and what is wrong.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +43,8 @@ impl ConfigError {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub host: HostSettings,
+    /// Where large results are kept and the key that signs their links.
+    pub store: StoreConfig,
     pub plugins: Vec<PluginConfig>,
     /// Bearer tokens for HTTP callers; none means a loopback server is open.
     pub tokens: Vec<TokenConfig>,
@@ -64,7 +69,7 @@ pub struct TokenConfig {
 /// Settings of the host itself.
 #[derive(Debug, Clone)]
 pub struct HostSettings {
-    /// Where the compile cache and (later) the result store live.
+    /// Where the compile cache and (by default) the result store live.
     pub data_dir: PathBuf,
     /// The output mode for callers that do not choose one.
     pub output_mode: OutputMode,
@@ -188,6 +193,8 @@ struct RawConfig {
     #[serde(default)]
     host: RawHost,
     #[serde(default)]
+    store: store::RawStore,
+    #[serde(default)]
     plugin: Vec<RawPlugin>,
     #[serde(default)]
     token: Vec<TokenConfig>,
@@ -261,6 +268,7 @@ impl Config {
         let raw: RawConfig =
             toml::from_str(text).map_err(|e| ConfigError::new(file, e.to_string()))?;
         let host = host_settings(raw.host, file, base)?;
+        let store = raw.store.resolve(&host.data_dir, file)?;
         let mut plugins = Vec::new();
         for (i, plugin) in raw.plugin.into_iter().enumerate() {
             let Some(path) = plugin.path else {
@@ -298,6 +306,7 @@ impl Config {
         }
         Ok(Config {
             host,
+            store,
             plugins,
             tokens: raw.token,
         })
@@ -514,7 +523,7 @@ mod tests {
 
     #[test]
     fn the_example_configuration_parses_with_every_key() {
-        let text = include_str!("../../toolhost.example.toml");
+        let text = include_str!("../../../toolhost.example.toml");
         let config =
             Config::parse(text, Path::new("toolhost.example.toml"), Path::new("/x")).unwrap();
         assert_eq!(config.plugins[0].policy.preopens[0].guest, "/data");

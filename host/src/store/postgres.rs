@@ -1,0 +1,224 @@
+//! [`PostgresStore`]: stored results in PostgreSQL, the store for several host
+//! replicas behind one load balancer.
+//!
+//! Rows are the ones [`super::SqliteStore`] keeps (the serialized result with its
+//! format version, MIME, size, principal, creation and expiry) in the table
+//! `toolhost_results`, created on first connect. Every write is one autocommitted
+//! statement: PostgreSQL acknowledges it only once its WAL record is flushed (the
+//! default `synchronous_commit = on`), so a link handed out survives a crash of the
+//! host and of the database. Replicas sharing this database and the signing key
+//! read each other's links; nothing else is shared between them.
+//!
+//! Connections come from a small pool (`deadpool-postgres`) and are made without
+//! TLS: reach the database over a Unix socket, loopback or a private network.
+
+use std::time::Duration;
+
+use deadpool_postgres::{Pool, PoolConfig, Runtime, Timeouts};
+use jiff::{SignedDuration, Timestamp};
+use tokio_postgres::NoTls;
+
+use super::row::{MIME, NewRow, decode_row};
+use super::signing::Signer;
+use super::{Offload, ResultStore, StoreError, StoreFuture};
+use crate::legacy::FormatVersion;
+use crate::result::{StoredLink, ToolResult};
+
+/// Serialises the schema setup of replicas starting at once (an arbitrary,
+/// fixed advisory lock number: "toolhost" in ASCII).
+const SCHEMA_LOCK: i64 = 0x746f_6f6c_686f_7374;
+
+const SCHEMA: &str = "SET LOCAL client_min_messages = warning;
+    CREATE TABLE IF NOT EXISTS toolhost_results (
+        id TEXT PRIMARY KEY,
+        format INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        mime TEXT NOT NULL,
+        size BIGINT,
+        principal TEXT,
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS toolhost_results_expiry ON toolhost_results (expires_at);";
+
+const INSERT: &str = "INSERT INTO toolhost_results
+    (id, format, body, mime, size, principal, created_at, expires_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
+
+/// Results in a PostgreSQL database.
+pub struct PostgresStore {
+    pool: Pool,
+    signer: Signer,
+    ttl: SignedDuration,
+    clock: fn() -> Timestamp,
+}
+
+fn failed(what: &str) -> impl Fn(tokio_postgres::Error) -> StoreError + '_ {
+    move |e| StoreError(format!("{what}: {e}"))
+}
+
+impl PostgresStore {
+    /// Connects to `url` (`postgres://user:password@host:port/database`, or the
+    /// key=value form), creates the table when it is missing, and keeps up to
+    /// `pool_size` connections; links live for `ttl`.
+    ///
+    /// # Errors
+    ///
+    /// A [`StoreError`] naming the problem when the URL does not parse, the
+    /// database cannot be reached within 10 s, or the table cannot be created.
+    pub async fn connect(
+        url: &str,
+        pool_size: usize,
+        signer: Signer,
+        ttl: SignedDuration,
+        clock: fn() -> Timestamp,
+    ) -> Result<PostgresStore, StoreError> {
+        let config = deadpool_postgres::Config {
+            url: Some(url.to_owned()),
+            pool: Some(PoolConfig {
+                max_size: pool_size.max(1),
+                timeouts: Timeouts {
+                    wait: Some(Duration::from_secs(10)),
+                    create: Some(Duration::from_secs(10)),
+                    recycle: Some(Duration::from_secs(10)),
+                },
+                ..PoolConfig::default()
+            }),
+            ..deadpool_postgres::Config::default()
+        };
+        let pool = config
+            .create_pool(Some(Runtime::Tokio1), NoTls)
+            .map_err(|e| StoreError(format!("PostgreSQL URL: {e}")))?;
+        let store = PostgresStore {
+            pool,
+            signer,
+            ttl,
+            clock,
+        };
+        let mut client = store.client().await?;
+        let setup = client
+            .transaction()
+            .await
+            .map_err(failed("setting up the results table"))?;
+        setup
+            .execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
+            .await
+            .map_err(failed("setting up the results table"))?;
+        setup
+            .batch_execute(SCHEMA)
+            .await
+            .map_err(failed("setting up the results table"))?;
+        setup
+            .commit()
+            .await
+            .map_err(failed("setting up the results table"))?;
+        Ok(store)
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Client, StoreError> {
+        self.pool
+            .get()
+            .await
+            .map_err(|e| StoreError(format!("connecting to PostgreSQL: {e}")))
+    }
+
+    /// Writes a row as a given format version wrote it (for reading old rows back).
+    #[doc(hidden)]
+    pub async fn insert_raw(
+        &self,
+        id: &str,
+        version: FormatVersion,
+        body: &str,
+        principal: Option<&str>,
+        expires: i64,
+    ) -> Result<String, StoreError> {
+        let now = (self.clock)().as_second();
+        let format = version.number() as i64;
+        self.client()
+            .await?
+            .execute(
+                INSERT,
+                &[
+                    &id,
+                    &(format as i32),
+                    &body,
+                    &MIME,
+                    &None::<i64>,
+                    &principal,
+                    &now,
+                    &expires,
+                ],
+            )
+            .await
+            .map_err(failed("writing a result"))?;
+        Ok(self.signer.link(id, principal, expires))
+    }
+}
+
+impl ResultStore for PostgresStore {
+    fn put<'a>(&'a self, offload: Offload<'a>) -> StoreFuture<'a, StoredLink> {
+        let row = NewRow::new(offload, (self.clock)(), self.ttl);
+        Box::pin(async move {
+            let row = row?;
+            let format = i32::try_from(row.format)
+                .map_err(|_| StoreError(format!("format version {} out of range", row.format)))?;
+            self.client()
+                .await?
+                .execute(
+                    INSERT,
+                    &[
+                        &row.id,
+                        &format,
+                        &row.body,
+                        &MIME,
+                        &row.size,
+                        &row.principal,
+                        &row.created_at,
+                        &row.expires_at,
+                    ],
+                )
+                .await
+                .map_err(failed("writing a result"))?;
+            row.link(&self.signer)
+        })
+    }
+
+    fn get<'a>(
+        &'a self,
+        uri: &'a str,
+        principal: Option<&'a str>,
+    ) -> StoreFuture<'a, Option<ToolResult>> {
+        Box::pin(async move {
+            let now = (self.clock)().as_second();
+            let Some(id) = self.signer.verify(uri, principal, now) else {
+                return Ok(None);
+            };
+            let row = self
+                .client()
+                .await?
+                .query_opt(
+                    "SELECT format, body FROM toolhost_results
+                     WHERE id = $1 AND principal IS NOT DISTINCT FROM $2 AND expires_at > $3",
+                    &[&id, &principal, &now],
+                )
+                .await
+                .map_err(failed("reading a result"))?;
+            row.map(|row| decode_row(i64::from(row.get::<_, i32>(0)), row.get(1)))
+                .transpose()
+        })
+    }
+
+    fn purge(&self) -> StoreFuture<'_, u64> {
+        let now = (self.clock)().as_second();
+        Box::pin(async move {
+            self.client()
+                .await?
+                .execute(
+                    "DELETE FROM toolhost_results WHERE expires_at <= $1",
+                    &[&now],
+                )
+                .await
+                .map_err(failed("purging expired results"))
+        })
+    }
+}

@@ -1,0 +1,92 @@
+//! One stored result as the SQL stores keep it: what both [`super::SqliteStore`]
+//! and [`super::PostgresStore`] write and read, so the two agree on ids, expiry,
+//! links and format versions.
+
+use jiff::{SignedDuration, Timestamp};
+
+use super::signing::Signer;
+use super::{Offload, StoreError};
+use crate::legacy::{FormatVersion, decode, encode};
+use crate::result::{StoredLink, ToolResult};
+
+/// The MIME type of every stored result: the serialized result object.
+pub const MIME: &str = "application/json";
+
+/// A row about to be written.
+#[derive(Debug, Clone)]
+pub struct NewRow {
+    /// 128 random bits in hex: unguessable even without the signature.
+    pub id: String,
+    /// The format version `body` is written in.
+    pub format: i64,
+    pub body: String,
+    /// The size of the result's data in bytes, when it has data.
+    pub size: Option<i64>,
+    pub principal: Option<String>,
+    /// Unix seconds.
+    pub created_at: i64,
+    pub expires_at: i64,
+}
+
+impl NewRow {
+    /// The row for `offload`, created at `now` and expiring `ttl` later.
+    ///
+    /// # Errors
+    ///
+    /// When the expiry is out of range or the system has no randomness for an id.
+    pub fn new(
+        offload: Offload<'_>,
+        now: Timestamp,
+        ttl: SignedDuration,
+    ) -> Result<Self, StoreError> {
+        let (version, body) = encode(offload.result);
+        let expires_at = now
+            .checked_add(ttl)
+            .map_err(|e| StoreError(format!("expiry out of range: {e}")))?;
+        let mut id = [0u8; 16];
+        getrandom::fill(&mut id)
+            .map_err(|e| StoreError(format!("no randomness for an id: {e}")))?;
+        Ok(NewRow {
+            id: id.iter().map(|b| format!("{b:02x}")).collect(),
+            format: version.number() as i64,
+            body,
+            size: offload.result.data().map(|d| d.to_string().len() as i64),
+            principal: offload.principal.map(str::to_owned),
+            created_at: now.as_second(),
+            expires_at: expires_at.as_second(),
+        })
+    }
+
+    /// The signed link the mapper renders for this row once it is written.
+    ///
+    /// # Errors
+    ///
+    /// When the expiry is not a valid timestamp (it was made from one).
+    pub fn link(&self, signer: &Signer) -> Result<StoredLink, StoreError> {
+        Ok(StoredLink {
+            uri: signer.link(&self.id, self.principal.as_deref(), self.expires_at),
+            size: self.size.map(|s| s as u64),
+            mime: MIME.into(),
+            expires_at: Some(
+                Timestamp::from_second(self.expires_at).map_err(|e| StoreError(e.to_string()))?,
+            ),
+        })
+    }
+}
+
+/// Parses a row's body with the parser of the format version that wrote it.
+///
+/// # Errors
+///
+/// When the version is newer than this toolhost knows, or the body does not parse.
+pub fn decode_row(format: i64, body: &str) -> Result<ToolResult, StoreError> {
+    let version = u64::try_from(format)
+        .ok()
+        .and_then(FormatVersion::from_number)
+        .ok_or_else(|| {
+            StoreError(format!(
+                "a stored result has format version {format}, newer than this toolhost knows; upgrade toolhost"
+            ))
+        })?;
+    decode(version, body).map_err(|e| StoreError(e.to_string()))
+}

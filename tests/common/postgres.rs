@@ -1,0 +1,182 @@
+//! A real PostgreSQL server for the tests: Debian's binaries (`make setup`
+//! installs them), a private cluster per test process under
+//! `target/test-postgres/<test binary>`, on a free loopback port, with trust
+//! authentication. It stops when the test process ends (the parent-death signal),
+//! and each test gets a database of its own.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use super::host::root;
+
+/// The running server: its port.
+struct Server {
+    port: u16,
+}
+
+static SERVER: OnceLock<Server> = OnceLock::new();
+
+/// The directory of PostgreSQL's server binaries (the newest installed).
+fn bin_dir() -> PathBuf {
+    let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .map(|entries| entries.flatten().map(|e| e.path().join("bin")).collect())
+        .unwrap_or_default();
+    versions.retain(|dir| dir.join("postgres").exists());
+    versions.sort_by_key(|dir| {
+        dir.parent()
+            .and_then(|v| v.file_name()?.to_str()?.parse::<u32>().ok())
+            .unwrap_or(0)
+    });
+    versions.pop().unwrap_or_else(|| {
+        panic!("PostgreSQL's server is not installed (/usr/lib/postgresql/*/bin/postgres): run `make setup`, which installs Debian's postgresql package")
+    })
+}
+
+/// PostgreSQL refuses to run as root: as root, the server runs as `postgres`.
+fn run_as() -> Option<(u32, u32)> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return None;
+    }
+    let id = |flag: &str| -> u32 {
+        let out = Command::new("id")
+            .args([flag, "postgres"])
+            .output()
+            .expect("running id");
+        assert!(
+            out.status.success(),
+            "running as root needs the `postgres` user, which Debian's postgresql package creates: run `make setup`"
+        );
+        String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+    };
+    Some((id("-u"), id("-g")))
+}
+
+fn command(program: &Path, user: Option<(u32, u32)>) -> Command {
+    use std::os::unix::process::CommandExt as _;
+    let mut command = Command::new(program);
+    if let Some((uid, gid)) = user {
+        command.uid(uid).gid(gid);
+    }
+    command
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn start() -> Server {
+    let bin = bin_dir();
+    let user = run_as();
+    let name = std::env::current_exe()
+        .ok()
+        .and_then(|exe| {
+            let stem = exe.file_stem()?.to_string_lossy().into_owned();
+            Some(
+                stem.rsplit_once('-')
+                    .map_or(stem.clone(), |(name, _)| name.to_owned()),
+            )
+        })
+        .unwrap_or_else(|| "tests".into());
+    let dir = root().join("target/test-postgres").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    if let Some((uid, gid)) = user {
+        std::os::unix::fs::chown(&dir, Some(uid), Some(gid)).unwrap();
+    }
+    let init = command(&bin.join("initdb"), user)
+        .args(["-D"])
+        .arg(&dir)
+        .args(["-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"])
+        .stdout(Stdio::null())
+        .output()
+        .expect("running initdb");
+    assert!(
+        init.status.success(),
+        "initdb failed: {}",
+        String::from_utf8_lossy(&init.stderr)
+    );
+    let port = free_port();
+    // The server is started from a thread that never ends: the parent-death
+    // signal is sent when the thread that spawned the child exits.
+    let (ready, started) = std::sync::mpsc::channel();
+    let postgres = bin.join("postgres");
+    let data = dir.clone();
+    std::thread::spawn(move || {
+        use std::os::unix::process::CommandExt as _;
+        let log = std::fs::File::create(data.with_extension("log")).unwrap();
+        let mut server = command(&postgres, user);
+        server
+            .arg("-D")
+            .arg(&data)
+            .args(["-p", &port.to_string()])
+            .args(["-c", "listen_addresses=127.0.0.1"])
+            .args(["-c", "unix_socket_directories="])
+            .args(["-c", "max_connections=200"])
+            .stdout(Stdio::null())
+            .stderr(log);
+        // SAFETY: prctl is async-signal-safe; it only sets this process's
+        // parent-death signal (a fast shutdown), after the uid change.
+        unsafe {
+            server.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGINT) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child = server.spawn().expect("starting postgres");
+        ready.send(child.id()).unwrap();
+        // Waits as long as the server runs, which is as long as the tests do.
+        let status = child.wait();
+        eprintln!("the test PostgreSQL server ended early: {status:?}");
+    });
+    started.recv().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let probe = Command::new(bin.join("pg_isready"))
+            .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-q"])
+            .status()
+            .expect("running pg_isready");
+        if probe.success() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "PostgreSQL did not accept connections within 30 s; see {}",
+            dir.with_extension("log").display()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Server { port }
+}
+
+/// The URL of a new, empty database on the test server (started on first use).
+pub async fn database() -> String {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let port = tokio::task::spawn_blocking(|| SERVER.get_or_init(start).port)
+        .await
+        .unwrap();
+    let name = format!(
+        "t{}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::SeqCst)
+    );
+    let admin = format!("postgres://postgres@127.0.0.1:{port}/postgres");
+    let (client, connection) = tokio_postgres::connect(&admin, tokio_postgres::NoTls)
+        .await
+        .expect("connecting to the test server");
+    tokio::spawn(connection);
+    client
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .await
+        .expect("creating a test database");
+    format!("postgres://postgres@127.0.0.1:{port}/{name}")
+}
