@@ -12,11 +12,29 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use crate::config::{Config, PluginConfig, World};
+use crate::config::{Config, PluginConfig, WebhookConfig, World};
 use crate::result::{ErrorCode, ToolResult};
 use crate::runtime::{
-    Annotations, CallContext, EventSender, LoadError, Plugin, Runtime, ToolDescriptor,
+    Annotations, CallContext, EventSender, LoadError, Plugin, Runtime, ToolDescriptor, Webhook,
+    WebhookError,
 };
+
+/// What serves a tool: a component in the sandbox, or an app webhook.
+#[derive(Clone)]
+pub enum Provider {
+    Component(Arc<Plugin>),
+    Webhook(Arc<Webhook>),
+}
+
+impl Provider {
+    /// The plugin's or webhook's name (logs, error details).
+    pub fn name(&self) -> &str {
+        match self {
+            Provider::Component(plugin) => plugin.name(),
+            Provider::Webhook(webhook) => webhook.name(),
+        }
+    }
+}
 
 /// A tool as the catalog serves it.
 pub struct Tool {
@@ -26,14 +44,15 @@ pub struct Tool {
     pub descriptor: ToolDescriptor,
     /// The hints, with unset ones derived from the plugin's policy.
     pub annotations: Annotations,
-    plugin: Arc<Plugin>,
+    provider: Provider,
     input: jsonschema::Validator,
     output: Option<jsonschema::Validator>,
 }
 
 impl Tool {
-    pub fn plugin(&self) -> &Plugin {
-        &self.plugin
+    /// What serves the tool.
+    pub fn provider(&self) -> &Provider {
+        &self.provider
     }
 }
 
@@ -58,6 +77,8 @@ impl Caller {
 pub enum CatalogError {
     #[error(transparent)]
     Load(#[from] LoadError),
+    #[error(transparent)]
+    Webhook(#[from] WebhookError),
     #[error("{path}: tool {tool:?}: {problem}")]
     Descriptor {
         path: String,
@@ -102,7 +123,13 @@ pub fn check(config: &PluginConfig, plugin: &Arc<Plugin>, strict: bool) -> Vec<F
         message,
     };
     for descriptor in plugin.tools() {
-        match checked_tool(config, plugin, descriptor) {
+        let provider = Provider::Component(plugin.clone());
+        match checked_tool(
+            config.prefix.as_deref(),
+            &provider,
+            descriptor,
+            policy_hints(plugin),
+        ) {
             Ok(tool) => {
                 if !seen.insert(tool.name.clone()) {
                     findings.push(error(format!(
@@ -161,6 +188,10 @@ impl Catalog {
             let plugin = runtime.load(plugin_config).await?;
             catalog.add(plugin_config, Arc::new(plugin))?;
         }
+        for webhook_config in &config.webhooks {
+            let webhook = Webhook::configure(webhook_config, &config.host.webhook_allow).await?;
+            catalog.add_webhook(webhook_config, Arc::new(webhook))?;
+        }
         Ok(catalog)
     }
 
@@ -170,10 +201,50 @@ impl Catalog {
     ///
     /// A [`CatalogError`] for a descriptor that breaks a rule or a duplicate name.
     pub fn add(&mut self, config: &PluginConfig, plugin: Arc<Plugin>) -> Result<(), CatalogError> {
+        let derive = policy_hints(&plugin);
+        let descriptors = plugin.tools().to_vec();
         let path = config.path.display().to_string();
+        self.add_tools(
+            config.prefix.as_deref(),
+            &descriptors,
+            Provider::Component(plugin),
+            path,
+            derive,
+        )
+    }
+
+    /// Adds the tools of an app webhook; their hints are as configured.
+    ///
+    /// # Errors
+    ///
+    /// A [`CatalogError`] for a description that breaks a rule or a duplicate name.
+    pub fn add_webhook(
+        &mut self,
+        config: &WebhookConfig,
+        webhook: Arc<Webhook>,
+    ) -> Result<(), CatalogError> {
+        let descriptors = webhook.tools().to_vec();
+        let url = webhook.url().to_owned();
+        self.add_tools(
+            config.prefix.as_deref(),
+            &descriptors,
+            Provider::Webhook(webhook),
+            url,
+            |hints| hints,
+        )
+    }
+
+    fn add_tools(
+        &mut self,
+        prefix: Option<&str>,
+        descriptors: &[ToolDescriptor],
+        provider: Provider,
+        path: String,
+        derive: impl Fn(Annotations) -> Annotations,
+    ) -> Result<(), CatalogError> {
         let mut seen = BTreeSet::new();
-        for descriptor in plugin.tools() {
-            let tool = checked_tool(config, &plugin, descriptor).map_err(|problem| {
+        for descriptor in descriptors {
+            let tool = checked_tool(prefix, &provider, descriptor, &derive).map_err(|problem| {
                 CatalogError::Descriptor {
                     path: path.clone(),
                     tool: descriptor.name.clone(),
@@ -191,16 +262,16 @@ impl Catalog {
                 let first = &self.tools[index];
                 return Err(CatalogError::Duplicate {
                     name: tool.name.clone(),
-                    first: first.plugin.name().to_owned(),
-                    first_path: self.paths[first.plugin.name()].clone(),
-                    second: plugin.name().to_owned(),
+                    first: first.provider.name().to_owned(),
+                    first_path: self.paths[first.provider.name()].clone(),
+                    second: provider.name().to_owned(),
                     second_path: path,
                 });
             }
             self.by_name.insert(tool.name.clone(), self.tools.len());
             self.tools.push(tool);
         }
-        self.paths.insert(plugin.name().to_owned(), path);
+        self.paths.insert(provider.name().to_owned(), path);
         Ok(())
     }
 
@@ -236,7 +307,7 @@ impl Catalog {
         let duration_ms = (started.elapsed().as_micros() as f64) / 1000.0;
         tracing::info!(
             tool = name,
-            plugin = tool.plugin.name(),
+            plugin = tool.provider.name(),
             duration_ms,
             failed = result.is_failure(),
             "call"
@@ -290,15 +361,19 @@ impl Catalog {
             caller: caller.principal.clone(),
             request_id: request_id.to_owned(),
         };
-        let result = tool
-            .plugin
-            .call(
-                &tool.descriptor.name,
-                &arguments.to_string(),
-                &context,
-                events,
-            )
-            .await;
+        let arguments = arguments.to_string();
+        let result = match &tool.provider {
+            Provider::Component(plugin) => {
+                plugin
+                    .call(&tool.descriptor.name, &arguments, &context, events)
+                    .await
+            }
+            Provider::Webhook(webhook) => {
+                webhook
+                    .call(&tool.descriptor.name, &arguments, &context)
+                    .await
+            }
+        };
         check_output(tool, result)
     }
 }
@@ -318,23 +393,43 @@ fn check_output(tool: &Tool, result: ToolResult) -> ToolResult {
     if violations.is_empty() {
         return result;
     }
-    tracing::warn!(tool = %tool.name, plugin = tool.plugin.name(), error.type = "output_schema_violation", "result does not match the output schema");
+    tracing::warn!(tool = %tool.name, plugin = tool.provider.name(), error.type = "output_schema_violation", "result does not match the output schema");
     ToolResult::failure_with(
         ErrorCode::ToolError,
         format!(
             "The result of {} does not match its output schema, so it was not sent.",
             tool.name
         ),
-        json!({ "plugin": tool.plugin.name(), "tool": tool.descriptor.name, "violations": violations }),
+        json!({ "plugin": tool.provider.name(), "tool": tool.descriptor.name, "violations": violations }),
     )
 }
 
+/// Unset hints of a component's tools follow from its policy: no writable
+/// directory means read-only, no network rule means a closed world.
+fn policy_hints(plugin: &Plugin) -> impl Fn(Annotations) -> Annotations + use<> {
+    let capabilities = plugin.capabilities();
+    let (writable, network) = (
+        capabilities.has_writable_preopen(),
+        capabilities.has_network(),
+    );
+    move |mut hints: Annotations| {
+        if hints.read_only.is_none() && !writable {
+            hints.read_only = Some(true);
+        }
+        if hints.open_world.is_none() && !network {
+            hints.open_world = Some(false);
+        }
+        hints
+    }
+}
+
 fn checked_tool(
-    config: &PluginConfig,
-    plugin: &Arc<Plugin>,
+    prefix: Option<&str>,
+    provider: &Provider,
     descriptor: &ToolDescriptor,
+    derive: impl Fn(Annotations) -> Annotations,
 ) -> Result<Tool, String> {
-    let name = match &config.prefix {
+    let name = match prefix {
         Some(prefix) => format!("{prefix}_{}", descriptor.name),
         None => descriptor.name.clone(),
     };
@@ -364,19 +459,12 @@ fn checked_tool(
         .as_ref()
         .map(|schema| jsonschema::validator_for(schema).map_err(|e| invalid("output", e)))
         .transpose()?;
-    let capabilities = plugin.capabilities();
-    let mut annotations = descriptor.annotations;
-    if annotations.read_only.is_none() && !capabilities.has_writable_preopen() {
-        annotations.read_only = Some(true);
-    }
-    if annotations.open_world.is_none() && !capabilities.has_network() {
-        annotations.open_world = Some(false);
-    }
+    let annotations = derive(descriptor.annotations);
     Ok(Tool {
         name,
         descriptor: descriptor.clone(),
         annotations,
-        plugin: plugin.clone(),
+        provider: provider.clone(),
         input,
         output,
     })

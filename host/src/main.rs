@@ -290,7 +290,7 @@ async fn list_tools(source: &Source) -> ExitCode {
         let d = &tool.descriptor;
         let entry = json!({
             "name": tool.name,
-            "plugin": tool.plugin().name(),
+            "plugin": tool.provider().name(),
             "title": d.title,
             "description": d.description,
             "inputSchema": d.input_schema,

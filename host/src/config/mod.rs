@@ -16,7 +16,9 @@ use serde::Deserialize;
 use crate::render::{OutputMode, SizeLimits};
 
 mod store;
+mod webhook;
 pub use store::{Secret, StoreBackend, StoreConfig};
+pub use webhook::{WebhookConfig, WebhookToolConfig};
 
 /// The configuration `make run` and `toolhost` use when no file is given: the Rust
 /// example tools, built by `make guests`, with the default policy.
@@ -46,6 +48,8 @@ pub struct Config {
     /// Where large results are kept and the key that signs their links.
     pub store: StoreConfig,
     pub plugins: Vec<PluginConfig>,
+    /// App tools served by HTTP endpoints.
+    pub webhooks: Vec<WebhookConfig>,
     /// Bearer tokens for HTTP callers; none means a loopback server is open.
     pub tokens: Vec<TokenConfig>,
 }
@@ -83,6 +87,8 @@ pub struct HostSettings {
     pub allowed_origins: Vec<String>,
     /// How long a stored result's link stays readable, in seconds.
     pub result_ttl_secs: i64,
+    /// Addresses webhooks may be reached at (`host:port` rules, as for plugins).
+    pub webhook_allow: Vec<String>,
 }
 
 /// One plugin: a component and the policy it runs under.
@@ -197,6 +203,8 @@ struct RawConfig {
     #[serde(default)]
     plugin: Vec<RawPlugin>,
     #[serde(default)]
+    webhook: Vec<WebhookConfig>,
+    #[serde(default)]
     token: Vec<TokenConfig>,
 }
 
@@ -214,6 +222,8 @@ struct RawHost {
     #[serde(default)]
     allowed_origins: Vec<String>,
     result_ttl_secs: Option<i64>,
+    #[serde(default)]
+    webhook_allow: Vec<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -304,10 +314,31 @@ impl Config {
                 ));
             }
         }
+        for webhook in &raw.webhook {
+            if webhook.secret.is_some() == webhook.secret_env.is_some() {
+                return Err(ConfigError::new(
+                    file,
+                    format!(
+                        "[[webhook]] {}: needs exactly one of `secret` and `secret_env`",
+                        webhook.name
+                    ),
+                ));
+            }
+            if webhook.timeout_ms == 0 || webhook.max_response_bytes == 0 {
+                return Err(ConfigError::new(
+                    file,
+                    format!(
+                        "[[webhook]] {}: timeout_ms and max_response_bytes must be greater than 0",
+                        webhook.name
+                    ),
+                ));
+            }
+        }
         Ok(Config {
             host,
             store,
             plugins,
+            webhooks: raw.webhook,
             tokens: raw.token,
         })
     }
@@ -345,6 +376,7 @@ fn host_settings(raw: RawHost, file: &Path, base: &Path) -> Result<HostSettings,
         plugin_dirs: raw.plugin_dirs.into_iter().map(|d| base.join(d)).collect(),
         pooling,
         allowed_origins: raw.allowed_origins,
+        webhook_allow: raw.webhook_allow,
         result_ttl_secs: match raw.result_ttl_secs {
             None => 3_600,
             Some(secs) if secs > 0 => secs,

@@ -12,17 +12,21 @@ mod descriptor;
 mod engine;
 mod faults;
 mod host_api;
+mod network;
 mod output;
 mod plugin;
 mod policy;
 mod state;
+mod webhook;
 
 pub use cache::Origin;
 pub use descriptor::{Annotations, ToolDescriptor};
 pub use engine::{EPOCH_TICK, EngineSettings};
+pub use network::NetworkPolicy;
 pub use plugin::{CallContext, Plugin, call_budget};
 pub use policy::{Capabilities, PolicyError};
 pub use state::{EventSender, GuestEvent, LogLevel};
+pub use webhook::{Webhook, WebhookError, headers as webhook_headers};
 
 use std::path::PathBuf;
 use std::sync::Arc;
