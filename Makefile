@@ -70,13 +70,15 @@ $(LANG_OUT)/py_tools.wasm: $(PY_DIR)/app.py $(WIT) $(PY_VENV)/.installed
 	mv $@.tmp $@
 
 # C: Debian's clang, lld and wasi-libc; bindings from `wit-bindgen c` (crate
-# wit-bindgen-cli, installed into target/tools); linked into a component by the
+# wit-bindgen-cli, installed under target/tools); linked into a component by the
 # wasm-component-ld that rustup ships beside rustc.
 C_DIR := guest-examples/c-tools
 C_GEN := $(LANG_OUT)/c-bindings
 C_PACKAGES := clang lld wasi-libc libclang-rt-dev-wasm32
 WIT_BINDGEN_VERSION := 0.63.0
-WIT_BINDGEN := target/tools/bin/wit-bindgen
+# Installed under a root named by its version: changing the pin installs anew.
+WIT_BINDGEN_ROOT := target/tools/wit-bindgen-$(WIT_BINDGEN_VERSION)
+WIT_BINDGEN := $(WIT_BINDGEN_ROOT)/bin/wit-bindgen
 COMPONENT_LD = $(shell rustc --print sysroot)/lib/rustlib/$(shell rustc -vV | sed -n 's/^host: //p')/bin/wasm-component-ld
 
 $(LANG_OUT)/.c-toolchain:
@@ -85,7 +87,7 @@ $(LANG_OUT)/.c-toolchain:
 	touch $@
 
 $(WIT_BINDGEN):
-	$(CARGO) install --locked --root target/tools wit-bindgen-cli --version $(WIT_BINDGEN_VERSION)
+	$(CARGO) install --locked --root $(WIT_BINDGEN_ROOT) wit-bindgen-cli --version $(WIT_BINDGEN_VERSION)
 
 $(C_GEN)/plugin.c: $(WIT) $(WIT_BINDGEN)
 	rm -rf $(C_GEN)

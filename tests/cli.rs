@@ -173,11 +173,22 @@ fn the_documented_commands_of_every_language_work() {
     // What `make guests` installs: componentize-js (npx finds it in the example's
     // node_modules; its .bin stays off the PATH, because clang would run binaryen's
     // wasm-opt from there on the C component, see the guide), componentize-py in
-    // a virtualenv and wit-bindgen.
+    // a virtualenv and wit-bindgen (under a root named by its version).
     let js = root().join("guest-examples/js-tools/node_modules/.installed");
+    let wit_bindgen = std::fs::read_dir(root().join("target/tools"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| {
+            path.file_name()
+                .is_some_and(|name| name.to_string_lossy().starts_with("wit-bindgen-"))
+        })
+        .max()
+        .unwrap_or_else(|| root().join("target/tools/wit-bindgen-<version>"));
     let bins = [
         root().join("guest-examples/target/py-venv/bin"),
-        root().join("target/tools/bin"),
+        wit_bindgen.join("bin"),
     ];
     for needed in bins.iter().chain([&js]) {
         assert!(
