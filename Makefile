@@ -6,8 +6,13 @@ PYTHON ?= python3
 A2A_VENV := tests/a2a/.venv
 
 GUESTS := --manifest-path guest-examples/Cargo.toml --target wasm32-wasip2 --release --locked
+# The example guests in JavaScript, Python and C (before the rules: make expands
+# prerequisites as it reads them).
+LANG_OUT := guest-examples/target/lang
+LANG_GUESTS := $(LANG_OUT)/js_tools.wasm $(LANG_OUT)/js_legacy_app.wasm \
+	$(LANG_OUT)/py_tools.wasm $(LANG_OUT)/c_tools.wasm
 
-.PHONY: run test setup postgres guests lint unit a2a-check conformance clients bless build
+.PHONY: run test setup postgres guests rust-guests lint unit a2a-check conformance clients bless build
 
 ## Build the host (release: optimised Cranelift) and the example tools, and serve
 ## them over MCP on stdio (the client snippet goes to stderr). For HTTP:
@@ -18,10 +23,80 @@ run: build guests
 build:
 	$(CARGO) build --release --locked
 
-## The Rust example and hostile guests (guest-examples/target/wasm32-wasip2/release/*.wasm).
-guests:
+## Every example guest: the Rust ones (guest-examples/target/wasm32-wasip2/release/*.wasm)
+## and those in JavaScript, Python and C (guest-examples/target/lang/*.wasm). Each
+## toolchain is installed on first use; a component is rebuilt only when its sources,
+## the WIT or its toolchain's pinned versions change.
+guests: rust-guests $(LANG_GUESTS)
+
+rust-guests:
 	rustup target add wasm32-wasip2
 	$(CARGO) build $(GUESTS)
+
+WIT := $(wildcard wit/*.wit)
+
+# JavaScript: componentize-js (SpiderMonkey) from npm, at the versions the lock file
+# pins. The SpiderMonkey features `http` and `fetch-event` would import wasi:http,
+# which the host does not offer.
+JS_DIR := guest-examples/js-tools
+COMPONENTIZE_JS := cd $(JS_DIR) && npx --no-install componentize-js --disable http fetch-event
+
+$(JS_DIR)/node_modules/.installed: $(JS_DIR)/package.json $(JS_DIR)/package-lock.json
+	cd $(JS_DIR) && npm ci --no-audit --no-fund
+	touch $@
+
+$(LANG_OUT)/js_tools.wasm: $(JS_DIR)/tools.js $(WIT) $(JS_DIR)/node_modules/.installed
+	mkdir -p $(LANG_OUT)
+	$(COMPONENTIZE_JS) --wit ../../wit --world-name plugin -o ../target/lang/js_tools.wasm.tmp tools.js
+	mv $@.tmp $@
+
+$(LANG_OUT)/js_legacy_app.wasm: guest-examples/js-legacy-app/app.js $(WIT) $(JS_DIR)/node_modules/.installed
+	mkdir -p $(LANG_OUT)
+	$(COMPONENTIZE_JS) --wit ../../wit --world-name legacy-app -o ../target/lang/js_legacy_app.wasm.tmp ../js-legacy-app/app.js
+	mv $@.tmp $@
+
+# Python: componentize-py from PyPI (pinned in requirements.txt) in a virtualenv.
+PY_DIR := guest-examples/py-tools
+PY_VENV := guest-examples/target/py-venv
+
+$(PY_VENV)/.installed: $(PY_DIR)/requirements.txt
+	$(PYTHON) -m venv $(PY_VENV)
+	$(PY_VENV)/bin/pip install --quiet --disable-pip-version-check -r $(PY_DIR)/requirements.txt
+	touch $@
+
+$(LANG_OUT)/py_tools.wasm: $(PY_DIR)/app.py $(WIT) $(PY_VENV)/.installed
+	mkdir -p $(LANG_OUT)
+	$(PY_VENV)/bin/componentize-py --wit-path wit --world plugin componentize --python-path $(PY_DIR) --output $@.tmp app
+	mv $@.tmp $@
+
+# C: Debian's clang, lld and wasi-libc; bindings from `wit-bindgen c` (crate
+# wit-bindgen-cli, installed under target/tools); linked into a component by the
+# wasm-component-ld that rustup ships beside rustc.
+C_DIR := guest-examples/c-tools
+C_GEN := $(LANG_OUT)/c-bindings
+C_PACKAGES := clang lld wasi-libc libclang-rt-dev-wasm32
+WIT_BINDGEN_VERSION := 0.63.0
+# Installed under a root named by its version: changing the pin installs anew.
+WIT_BINDGEN_ROOT := target/tools/wit-bindgen-$(WIT_BINDGEN_VERSION)
+WIT_BINDGEN := $(WIT_BINDGEN_ROOT)/bin/wit-bindgen
+COMPONENT_LD = $(shell rustc --print sysroot)/lib/rustlib/$(shell rustc -vV | sed -n 's/^host: //p')/bin/wasm-component-ld
+
+$(LANG_OUT)/.c-toolchain:
+	dpkg -s $(C_PACKAGES) >/dev/null 2>&1 || (apt-get update && apt-get install -y $(C_PACKAGES))
+	mkdir -p $(LANG_OUT)
+	touch $@
+
+$(WIT_BINDGEN):
+	$(CARGO) install --locked --root $(WIT_BINDGEN_ROOT) wit-bindgen-cli --version $(WIT_BINDGEN_VERSION)
+
+$(C_GEN)/plugin.c: $(WIT) $(WIT_BINDGEN)
+	rm -rf $(C_GEN)
+	$(WIT_BINDGEN) c wit --world plugin --out-dir $(C_GEN)
+
+$(LANG_OUT)/c_tools.wasm: $(wildcard $(C_DIR)/*.c $(C_DIR)/*.h) $(C_GEN)/plugin.c $(LANG_OUT)/.c-toolchain
+	clang --target=wasm32-wasi -mexec-model=reactor -O2 -Wall -Wextra -D_GNU_SOURCE \
+		-I$(C_GEN) -fuse-ld=$(COMPONENT_LD) -o $@ \
+		$(wildcard $(C_DIR)/*.c) $(C_GEN)/plugin.c $(C_GEN)/plugin_component_type.o
 
 ## Every test: formatting, clippy, unit, golden, rule, runtime and sandbox tests,
 ## the A2A check. The guests are built once and shared by every test.

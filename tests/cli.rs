@@ -1,5 +1,6 @@
 //! The `toolhost` command line, run as a user would: `check`, `call` and `tools`,
-//! with the commands `docs/writing-tools.md` shows.
+//! with the commands `docs/writing-tools.md` shows (those of the JavaScript, Python
+//! and C sections run exactly as written there).
 
 mod common;
 
@@ -129,6 +130,120 @@ fn the_documented_commands_work() {
     );
 }
 
+/// The line that marks a block of docs/writing-tools.md this test runs as written.
+const RUN_MARKER: &str = "<!-- tests/cli.rs runs this block -->";
+
+/// Each marked block of `docs`: the heading of its section and its lines.
+fn marked_blocks(docs: &str) -> Vec<(String, String)> {
+    let mut blocks = Vec::new();
+    let mut heading = String::new();
+    let mut lines = docs.lines();
+    while let Some(line) = lines.next() {
+        if line.starts_with("## ") {
+            heading = line.trim_start_matches("## ").to_owned();
+        }
+        if line.trim() == RUN_MARKER {
+            let fence = lines.next().unwrap_or_default();
+            assert_eq!(
+                fence, "```sh",
+                "{heading}: the marker must stand right above a ```sh block"
+            );
+            let body: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
+            blocks.push((heading.clone(), body.join("\n")));
+        }
+    }
+    blocks
+}
+
+/// The build, check and call commands of the JavaScript, Python and C sections of
+/// docs/writing-tools.md, run as written by `sh -e` from the repository root, with
+/// this toolhost and the toolchains `make guests` installs on the `PATH`. Each
+/// builds its example into its own directory and calls its `word_stats`.
+#[test]
+fn the_documented_commands_of_every_language_work() {
+    let docs = std::fs::read_to_string(root().join("docs/writing-tools.md")).unwrap();
+    let blocks = marked_blocks(&docs);
+    let sections: Vec<&str> = blocks.iter().map(|(h, _)| h.as_str()).collect();
+    assert_eq!(sections, ["JavaScript", "Python", "C"], "the marked blocks");
+
+    let toolhost_dir = std::path::Path::new(env!("CARGO_BIN_EXE_toolhost"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    // What `make guests` installs: componentize-js (npx finds it in the example's
+    // node_modules; its .bin stays off the PATH, because clang would run binaryen's
+    // wasm-opt from there on the C component, see the guide), componentize-py in
+    // a virtualenv and wit-bindgen (under a root named by its version).
+    let js = root().join("guest-examples/js-tools/node_modules/.installed");
+    let wit_bindgen = std::fs::read_dir(root().join("target/tools"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| {
+            path.file_name()
+                .is_some_and(|name| name.to_string_lossy().starts_with("wit-bindgen-"))
+        })
+        .max()
+        .unwrap_or_else(|| root().join("target/tools/wit-bindgen-<version>"));
+    let bins = [
+        root().join("guest-examples/target/py-venv/bin"),
+        wit_bindgen.join("bin"),
+    ];
+    for needed in bins.iter().chain([&js]) {
+        assert!(
+            needed.exists(),
+            "{} is missing: run `make guests` first",
+            needed.display()
+        );
+    }
+    let path = std::env::join_paths(std::iter::once(toolhost_dir).chain(bins).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .unwrap();
+
+    for (section, block) in blocks {
+        assert!(
+            block.contains("toolhost check ") && block.contains("toolhost call word_stats "),
+            "{section}: the block checks and calls the tool:\n{block}"
+        );
+        let output = Command::new("sh")
+            .args(["-e", "-c", &block])
+            .current_dir(root())
+            .env("PATH", &path)
+            .env("TOOLHOST_LOG", "warn")
+            .output()
+            .expect("running sh");
+        let out = stdout(&output);
+        assert!(
+            output.status.success(),
+            "{section}: the documented commands failed:\n{block}\n{out}{}",
+            stderr(&output)
+        );
+        // `toolhost check` printed no findings: no warning, no error.
+        assert!(
+            !out.contains("warning: ") && !out.contains("error: "),
+            "{section}: {out}"
+        );
+        // The call's rendering is the JSON at the end of the output (after what the
+        // build tools print, if anything).
+        let start = if out.starts_with('{') {
+            0
+        } else {
+            out.find("\n{")
+                .map(|i| i + 1)
+                .unwrap_or_else(|| panic!("{section}: no rendering in {out}"))
+        };
+        let rendered: serde_json::Value = serde_json::from_str(&out[start..])
+            .unwrap_or_else(|e| panic!("{section}: {e} in {out}"));
+        assert_eq!(
+            rendered["structuredContent"],
+            serde_json::json!({"characters": 12, "lines": 1, "words": 2}),
+            "{section}: {rendered}"
+        );
+    }
+}
+
 #[test]
 fn call_renders_for_the_chosen_revision_mode_and_format() {
     let calc = guest("calc");
@@ -225,6 +340,12 @@ fn tools_lists_the_example_tools_of_the_embedded_defaults() {
         "\"bulk\"",
         "\"fail\"",
         "\"legacy_success\"",
+        "\"word_stats\"",
+        "\"js_word_stats\"",
+        "\"js_countdown\"",
+        "\"py_color\"",
+        "\"c_number_facts\"",
+        "\"order_status\"",
     ] {
         assert!(text.contains(tool), "{tool} missing from {text}");
     }

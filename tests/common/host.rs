@@ -27,6 +27,20 @@ pub fn guest(name: &str) -> PathBuf {
     path
 }
 
+/// The built component `name` of a JavaScript, Python or C example
+/// (`js_tools`, `py_tools`, `c_tools`, `js_legacy_app`).
+pub fn lang_guest(name: &str) -> PathBuf {
+    let path = root()
+        .join("guest-examples/target/lang")
+        .join(format!("{name}.wasm"));
+    assert!(
+        path.exists(),
+        "{} is missing: run `make guests` first",
+        path.display()
+    );
+    path
+}
+
 /// A loaded catalog and the runtime it lives in.
 pub struct TestHost {
     pub catalog: std::sync::Arc<Catalog>,
