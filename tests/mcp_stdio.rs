@@ -21,6 +21,8 @@ struct Client {
     /// Every line the server writes to stdout, read on a thread of its own.
     lines: Receiver<String>,
     next_id: u64,
+    /// How long to wait for a message before failing the test.
+    patience: Duration,
     _config: tempfile::NamedTempFile,
 }
 
@@ -66,13 +68,14 @@ impl Client {
             stdin: Some(stdin),
             lines,
             next_id: 1,
+            patience: Duration::from_secs(30),
             _config: config,
         }
     }
 
-    /// The next message from the server, failing the test after 30 s.
+    /// The next message from the server; `None` after `patience`.
     fn next(&mut self) -> Option<Value> {
-        let line = self.lines.recv_timeout(Duration::from_secs(30)).ok()?;
+        let line = self.lines.recv_timeout(self.patience).ok()?;
         Some(
             serde_json::from_str(&line)
                 .unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}")),
@@ -454,4 +457,68 @@ fn cancellation_ends_the_instance() {
             .all(|n| n.get("id") != Some(&json!(spin))),
         "a cancelled request gets no response"
     );
+}
+
+/// The example tools in JavaScript, Python and C, served over stdio beside the Rust
+/// one: listed, callable, and `word_stats` answers alike in every language.
+#[test]
+fn tools_in_every_language_are_served_over_mcp() {
+    let mut toml = format!(
+        "[host]\ndata_dir = \"{}\"\n[[plugin]]\npath = \"{}\"\n",
+        root().join("target/test-data").display(),
+        guest("word_stats").display()
+    );
+    for (name, prefix) in [("js_tools", "js"), ("py_tools", "py"), ("c_tools", "c")] {
+        toml.push_str(&format!(
+            "[[plugin]]\npath = \"{}\"\nprefix = \"{prefix}\"\n",
+            common::host::lang_guest(name).display()
+        ));
+    }
+    toml.push_str(&format!(
+        "[[plugin]]\npath = \"{}\"\n",
+        common::host::lang_guest("js_legacy_app").display()
+    ));
+    let mut client = Client::start_with(&toml);
+    // A cold compile cache compiles three 12-18 MB components before serving.
+    client.patience = Duration::from_secs(300);
+    client.initialize(Revision::V2025_11_25);
+    client.patience = Duration::from_secs(30);
+    let (_, listed) = client.request("tools/list", json!({}));
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    for name in [
+        "word_stats",
+        "js_word_stats",
+        "py_word_stats",
+        "c_word_stats",
+        "js_color",
+        "py_color",
+        "c_number_facts",
+        "order_status",
+    ] {
+        assert!(names.contains(&name), "{name} is not listed: {names:?}");
+    }
+    let text = "Zwei Wörter\nand three more";
+    let mut answers = Vec::new();
+    for name in [
+        "word_stats",
+        "js_word_stats",
+        "py_word_stats",
+        "c_word_stats",
+    ] {
+        let (_, called) = client.request(
+            "tools/call",
+            json!({"name": name, "arguments": {"text": text}}),
+        );
+        assert!(called["result"].get("isError").is_none(), "{name}: {called}");
+        answers.push(called["result"]["structuredContent"].clone());
+    }
+    assert!(answers[0].is_object(), "{:?}", answers[0]);
+    for (name, answer) in ["js", "py", "c"].iter().zip(&answers[1..]) {
+        assert_eq!(answer, &answers[0], "{name} differs from Rust");
+    }
 }
