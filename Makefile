@@ -12,7 +12,7 @@ LANG_OUT := guest-examples/target/lang
 LANG_GUESTS := $(LANG_OUT)/js_tools.wasm $(LANG_OUT)/js_legacy_app.wasm \
 	$(LANG_OUT)/py_tools.wasm $(LANG_OUT)/c_tools.wasm
 
-.PHONY: run test setup postgres guests rust-guests lint unit a2a-check conformance clients bless build
+.PHONY: run test setup postgres guests rust-guests lint unit a2a-check conformance clients bless build soak
 
 ## Build the host (release: optimised Cranelift) and the example tools, and serve
 ## them over MCP on stdio (the client snippet goes to stderr). For HTTP:
@@ -137,6 +137,11 @@ conformance: build guests
 ## and the MCP Inspector CLI (npm) in both eras; installed into tests/clients/.
 clients: build guests
 	tests/clients/run.sh
+
+## The load-with-faults test at full size: 20,000 calls at 64 concurrency over
+## HTTP, 5% to hostile tools (make test runs 4,000).
+soak: guests
+	TOOLHOST_LOAD_CALLS=20000 $(CARGO) test --release --locked --test load_faults -- --nocapture
 
 ## Regenerate the golden files after an intended change; review `git diff tests/golden`.
 bless:

@@ -140,6 +140,25 @@ async fn a_loop_that_never_calls_the_host_hits_the_deadline() {
     contained(&host, "slow_host_calls", json!({}), ErrorCode::Timeout).await;
 }
 
+/// A fuel budget stops a loop by instructions, not by the clock; a plugin beside
+/// it without a budget runs unmetered (the engine meters every plugin once any
+/// has a budget, and an empty tank would stop the other at its first call).
+#[tokio::test(flavor = "multi_thread")]
+async fn fuel_stops_a_loop_and_a_plugin_without_a_budget_runs_unmetered() {
+    let host = TestHost::new(&format!(
+        "[[plugin]]\npath = \"{hostile}\"\n[plugin.policy]\nfuel = 50000000\ntimeout_ms = 60000\n\
+         [[plugin]]\npath = \"{calc}\"\n",
+        hostile = guest("hostile").display(),
+        calc = guest("calc").display(),
+    ))
+    .await;
+    let result = host.call("spin", json!({})).await;
+    assert_eq!(code(&result), ErrorCode::Timeout, "{result:?}");
+    assert!(text(&result).contains("fuel"), "{result:?}");
+    let sum = host.call("add", json!({"a": 2, "b": 3})).await;
+    assert_eq!(sum.data(), Some(&json!({"sum": 5})), "{sum:?}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn memory_stack_and_output_bombs_hit_their_limits() {
     let fixture = Fixture::new();

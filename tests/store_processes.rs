@@ -6,69 +6,14 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::host::guest;
 use common::mcp_client::modern;
+use common::process::Host;
 use serde_json::{Value, json};
-
-/// One `toolhost serve --http` process on a port of its choosing.
-struct Host {
-    child: Child,
-    url: String,
-}
-
-impl Host {
-    fn start(config: &Path) -> Host {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-            .args(["serve", "--http", "127.0.0.1:0", "--config"])
-            .arg(config)
-            .env("TOOLHOST_LOG", "info")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("starting toolhost");
-        let (found, url) = std::sync::mpsc::channel();
-        let stderr = BufReader::new(child.stderr.take().unwrap());
-        std::thread::spawn(move || {
-            let mut found = Some(found);
-            for line in stderr.lines().map_while(Result::ok) {
-                if let Some(start) = line.find("url=http://") {
-                    let url: String = line[start + 4..]
-                        .chars()
-                        .take_while(|c| !c.is_whitespace())
-                        .collect();
-                    if let Some(found) = found.take() {
-                        let _ = found.send(url);
-                    }
-                }
-                eprintln!("[toolhost] {line}");
-            }
-        });
-        let url = url
-            .recv_timeout(Duration::from_secs(60))
-            .expect("toolhost did not start serving within 60 s (its log is above)");
-        Host { child, url }
-    }
-
-    /// SIGKILL: no shutdown code runs.
-    fn kill(mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-    }
-}
-
-impl Drop for Host {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 enum Backend {
     Sqlite,

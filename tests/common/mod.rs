@@ -6,6 +6,7 @@
 pub mod host;
 pub mod mcp_client;
 pub mod postgres;
+pub mod process;
 pub mod webhook_server;
 
 use std::path::PathBuf;

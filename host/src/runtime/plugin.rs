@@ -239,8 +239,12 @@ impl Plugin {
                 Ok(UpdateDeadline::Yield(1))
             }
         });
-        if let Some(fuel) = self.capabilities.fuel {
-            store.set_fuel(fuel)?;
+        match self.capabilities.fuel {
+            Some(fuel) => store.set_fuel(fuel)?,
+            // The engine meters fuel when any plugin has a budget; a plugin without
+            // one must not start with an empty tank.
+            None if store.get_fuel().is_ok() => store.set_fuel(u64::MAX)?,
+            None => {}
         }
         Ok(Sandbox {
             store,
