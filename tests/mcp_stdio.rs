@@ -293,6 +293,35 @@ fn every_handshake_revision_lists_calls_and_reads_within_its_schema() {
     }
 }
 
+/// An open `subscriptions/listen` ends with the client's input: the process
+/// exits at once when stdin closes (before, rmcp waited up to 5 s for it).
+#[test]
+fn an_open_subscription_does_not_hold_the_process_after_stdin_closes() {
+    let mut client = Client::start();
+    client.send(&json!({
+        "jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+        "params": {"_meta": modern_meta(), "notifications": {"toolsListChanged": true}},
+    }));
+    let acknowledged = client.notification("notifications/subscriptions/acknowledged");
+    assert_eq!(
+        acknowledged["params"]["notifications"]["toolsListChanged"],
+        true
+    );
+    // One more exchange, so the subscription is surely past its acknowledgment
+    // (rmcp cannot finish sending that while it drains after the input ended).
+    let (_, listed) = client.request("tools/list", json!({"_meta": modern_meta()}));
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    let closed = std::time::Instant::now();
+    drop(client.stdin.take());
+    let status = client.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(
+        closed.elapsed() < Duration::from_secs(2),
+        "the server took {:?} to exit after stdin closed",
+        closed.elapsed()
+    );
+}
+
 fn modern_meta() -> Value {
     json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -514,7 +543,10 @@ fn tools_in_every_language_are_served_over_mcp() {
             "tools/call",
             json!({"name": name, "arguments": {"text": text}}),
         );
-        assert!(called["result"].get("isError").is_none(), "{name}: {called}");
+        assert!(
+            called["result"].get("isError").is_none(),
+            "{name}: {called}"
+        );
         answers.push(called["result"]["structuredContent"].clone());
     }
     assert!(answers[0].is_object(), "{:?}", answers[0]);

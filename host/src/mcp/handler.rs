@@ -41,6 +41,9 @@ pub struct Session {
     server: Arc<Server>,
     /// The level `logging/setLevel` chose; no guest log lines are sent before.
     log_level: Arc<Mutex<Option<LoggingLevel>>>,
+    /// Cancelled when the client's input ends (stdio), so open subscriptions end
+    /// with it instead of holding the process up.
+    input_closed: tokio_util::sync::CancellationToken,
 }
 
 impl Session {
@@ -48,6 +51,18 @@ impl Session {
         Session {
             server,
             log_level: Arc::new(Mutex::new(None)),
+            input_closed: tokio_util::sync::CancellationToken::new(),
+        }
+    }
+
+    /// A session whose subscriptions end when `input_closed` is cancelled.
+    pub fn with_input(
+        server: Arc<Server>,
+        input_closed: tokio_util::sync::CancellationToken,
+    ) -> Self {
+        Session {
+            input_closed,
+            ..Session::new(server)
         }
     }
 }
@@ -371,6 +386,7 @@ impl ServerHandler for Session {
         loop {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),
+                () = self.input_closed.cancelled() => return Ok(()),
                 change = changes.recv() => {
                     if change.is_err() {
                         return Ok(());

@@ -83,7 +83,14 @@ impl Server {
 ///
 /// When the transport fails before the first message.
 pub async fn serve_stdio(server: Arc<Server>) -> anyhow::Result<()> {
-    let running = match Session::new(server).serve(rmcp::transport::stdio()).await {
+    let (stdin, stdout) = rmcp::transport::stdio();
+    let input_closed = tokio_util::sync::CancellationToken::new();
+    let stdin = EndSignal {
+        inner: stdin,
+        ended: input_closed.clone(),
+    };
+    let session = Session::with_input(server, input_closed);
+    let running = match session.serve((stdin, stdout)).await {
         Ok(running) => running,
         // A client that closes stdin before its first request is done, not failed.
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
@@ -95,4 +102,27 @@ pub async fn serve_stdio(server: Arc<Server>) -> anyhow::Result<()> {
     let reason = running.waiting().await?;
     tracing::info!(?reason, "stdio client finished");
     Ok(())
+}
+
+/// Client input that cancels `ended` when it reaches its end, so long-lived
+/// handlers (a 2026-07-28 `subscriptions/listen`) stop when the client has gone.
+struct EndSignal<R> {
+    inner: R,
+    ended: tokio_util::sync::CancellationToken,
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for EndSignal<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let (before, room) = (buf.filled().len(), buf.remaining() > 0);
+        let poll = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        // Zero bytes into a buffer with room is the end of the input.
+        if room && matches!(poll, std::task::Poll::Ready(Ok(()))) && buf.filled().len() == before {
+            self.ended.cancel();
+        }
+        poll
+    }
 }
