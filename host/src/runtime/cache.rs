@@ -18,6 +18,7 @@ use wasmtime::error::Context as _;
 const ANNOUNCE_BYTES: usize = 1 << 20;
 
 /// Where a component's compiled form is kept.
+#[derive(Clone)]
 pub struct CompileCache {
     dir: PathBuf,
     engine_key: String,

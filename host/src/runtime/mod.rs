@@ -108,10 +108,14 @@ impl Runtime {
                 config.source.display()
             ))
         })?;
-        let (component, origin) = self
-            .cache
-            .load(&self.engine, &config.path, &bytes)
-            .map_err(|e| error(format!("{e:#}")))?;
+        // Compiling a 10-20 MB component takes seconds: off the async threads, so
+        // a hot load does not stall the calls being served meanwhile.
+        let (cache, engine, path) = (self.cache.clone(), self.engine.clone(), config.path.clone());
+        let (component, origin) =
+            tokio::task::spawn_blocking(move || cache.load(&engine, &path, &bytes))
+                .await
+                .map_err(|e| error(format!("compiling failed: {e}")))?
+                .map_err(|e| error(format!("{e:#}")))?;
         let world = detect_world(&self.engine, &component).map_err(error)?;
         if let Some(expected) = config.world
             && expected != world
