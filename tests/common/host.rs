@@ -16,23 +16,17 @@ pub fn root() -> PathBuf {
 
 /// The built component of guest crate `name` (`hello`, `legacy_app`, ...).
 pub fn guest(name: &str) -> PathBuf {
-    let path = root()
-        .join("guest-examples/target/wasm32-wasip2/release")
-        .join(format!("{name}.wasm"));
-    assert!(
-        path.exists(),
-        "{} is missing: run `make guests` first",
-        path.display()
-    );
-    path
+    built("guest-examples/target/wasm32-wasip2/release", name)
 }
 
 /// The built component `name` of a JavaScript, Python or C example
 /// (`js_tools`, `py_tools`, `c_tools`, `js_legacy_app`).
 pub fn lang_guest(name: &str) -> PathBuf {
-    let path = root()
-        .join("guest-examples/target/lang")
-        .join(format!("{name}.wasm"));
+    built("guest-examples/target/lang", name)
+}
+
+fn built(dir: &str, name: &str) -> PathBuf {
+    let path = root().join(dir).join(format!("{name}.wasm"));
     assert!(
         path.exists(),
         "{} is missing: run `make guests` first",
