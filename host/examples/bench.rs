@@ -543,7 +543,11 @@ fn main() {
                     "context": {"caller": null, "request-id": "1", "deadline": null}});
                 let answer = server.request("tools/call", json!({"name": tool, "arguments": arguments}));
                 println!("  wassette: {tool} answers {answer}");
-                subjects.push(Subject { tool, arguments, ..probe });
+                if answer["isError"] == json!(true) || !answer.to_string().contains("sum") {
+                    notes.push(format!("wassette's {tool} did not answer the sum, so it is left out: {answer}"));
+                } else {
+                    subjects.push(Subject { tool, arguments, ..probe });
+                }
             }
             None => notes.push("wassette did not list calc's `call` function as a tool within 10 s; it is left out.".into()),
         }
@@ -789,7 +793,10 @@ fn main() {
     ]);
     let body = call_body("calc_add", json!({"a": 2, "b": 3}), true);
     let check = curl(&url, &modern_headers, &body);
-    println!("  2026-07-28 check: {}", check.lines().last().unwrap_or(""));
+    println!(
+        "  2026-07-28 check: answered a result: {}",
+        check.contains("\"result\"")
+    );
     if !check.contains("\"result\"") {
         notes.push(format!(
             "The 2026-07-28 HTTP call did not answer a result: {check}"
@@ -824,7 +831,7 @@ fn main() {
         let body = call_body("calc_add", json!({"a": 2, "b": 3}), false);
         let check = curl(&url, &headers, &body);
         handshake_ok = check.contains("\"result\"");
-        println!("  handshake check: {}", check.lines().last().unwrap_or(""));
+        println!("  handshake check: answered a result: {handshake_ok}");
         wrk_script(&handshake_script, &headers, &body);
     } else {
         notes.push(format!(
