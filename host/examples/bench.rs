@@ -391,7 +391,22 @@ fn wrk_script(path: &Path, headers: &[(&str, &str)], body: &Value) {
     for (k, v) in headers {
         writeln!(lua, "wrk.headers[\"{k}\"] = \"{v}\"").unwrap();
     }
-    writeln!(lua, "wrk.body = [[{body}]]").unwrap();
+    // Every request gets an id of its own ("<thread>-<n>"): within a session,
+    // rmcp keeps requests apart by id, and wrk's one static body would reuse one.
+    let mut template = body.clone();
+    template["id"] = json!("__ID__");
+    let template = template.to_string().replace("\"__ID__\"", "\"%s\"");
+    assert!(!template.contains("%%"), "no % in the body");
+    writeln!(
+        lua,
+        "local template = [[{template}]]\n\
+         local threads = 0\n\
+         function setup(thread) threads = threads + 1; thread:set(\"tid\", threads) end\n\
+         local counter = 0\n\
+         function request()\n  counter = counter + 1\n  \
+         return wrk.format(nil, nil, nil, string.format(template, tostring(tid) .. \"-\" .. counter))\nend"
+    )
+    .unwrap();
     std::fs::write(path, lua).expect("lua");
 }
 
