@@ -957,7 +957,7 @@ fn write_docs(summary: &str, http_rows: &str, notes: &[String]) {
     let doc = std::fs::read_to_string(&path).unwrap_or_else(|_| "# Benchmarks\n".into());
     let cpu = sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2");
     let machine = format!(
-        "{} vCPUs ({}), {} MiB, {}; {}; load average before the run: {}",
+        "{} vCPUs ({}), {} MiB, {}; {}; load average (1, 5, 15 min) at the end of the run: {}",
         sh("nproc"),
         cpu.trim(),
         sh("awk '/MemTotal/ {print int($2/1024)}' /proc/meminfo"),
