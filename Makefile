@@ -12,7 +12,7 @@ LANG_OUT := guest-examples/target/lang
 LANG_GUESTS := $(LANG_OUT)/js_tools.wasm $(LANG_OUT)/js_legacy_app.wasm \
 	$(LANG_OUT)/py_tools.wasm $(LANG_OUT)/c_tools.wasm
 
-.PHONY: run test setup postgres guests rust-guests lint unit a2a-check conformance clients bless build soak
+.PHONY: run test setup postgres guests rust-guests lint unit a2a-check conformance clients bless build soak bench
 
 ## Build the host (release: optimised Cranelift) and the example tools, and serve
 ## them over MCP on stdio (the client snippet goes to stderr). For HTTP:
@@ -146,3 +146,22 @@ soak: guests
 ## Regenerate the golden files after an intended change; review `git diff tests/golden`.
 bless:
 	TOOLHOST_BLESS=1 $(CARGO) test --release --locked --test golden_matrix
+
+## Benchmarks (issue #7): criterion's in-process costs (benches/call.rs), then the
+## process-level ones (examples/bench.rs: stdio against a bare rmcp server, HTTP
+## under wrk, start-up, memory); prints one table and writes it into
+## docs/benchmarks.md. Optional: WASSETTE=/path/to/wassette (built by hand) adds the
+## peer; QUICK=1 shortens every run. About 10 minutes on 2 cores.
+TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
+BENCH_BIN := target/bench/bin
+
+bench: guests
+	command -v wrk >/dev/null || (apt-get update && apt-get install -y wrk)
+	$(CARGO) build --release --locked --bin toolhost --examples
+	# Copies: a shared target directory may be rebuilt under the running bench.
+	mkdir -p $(BENCH_BIN)
+	cp $(TARGET_DIR)/release/toolhost $(TARGET_DIR)/release/examples/native_add $(TARGET_DIR)/release/examples/bench $(BENCH_BIN)/
+	# A backtrace captured with every wasmtime error would be measured too.
+	env -u RUST_BACKTRACE $(CARGO) bench --locked --bench call
+	env -u RUST_BACKTRACE TOOLHOST=$(BENCH_BIN)/toolhost NATIVE_ADD=$(BENCH_BIN)/native_add \
+		CRITERION_DIR=$(TARGET_DIR)/criterion WASSETTE=$(WASSETTE) QUICK=$(QUICK) $(BENCH_BIN)/bench

@@ -1,0 +1,247 @@
+//! In-process costs of a call (issue #7, P1, P3 and the instance pool), measured
+//! with criterion. `make bench` runs it and reads the estimates back from
+//! `target/criterion/` for its summary table.
+//!
+//! - `call/toolhost/{pooling,on-demand}`: one call of calc's `add` as the MCP
+//!   handler makes it: arguments validated against the input schema, a fresh
+//!   store and instance, the call, the output checked and the result rendered for
+//!   MCP 2026-07-28 (compat).
+//! - `call/floor`: the floor under it: wasmtime alone instantiating the same
+//!   component in the same engine (the pooling one toolhost builds) and calling
+//!   `add` through the same bindings, with an empty WASI context.
+//! - `render/<size>/<target>`: the mapper alone, for every target.
+//! - `offload/sqlite/1MB`: a 1 MB result over the limit, stored in SQLite and
+//!   rendered as a link.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::{Value, json};
+use toolhost::catalog::{Caller, Catalog};
+use toolhost::config::Config;
+use toolhost::render::{Mapper, OutputMode, RenderContext, Revision, SizeLimits, Target};
+use toolhost::result::wit::plugin::PluginPre;
+use toolhost::result::wit::wit_types;
+use toolhost::result::{ContentPart, ToolResult};
+use toolhost::runtime::{EngineSettings, Runtime};
+use toolhost::store::{Signer, SqliteStore};
+use wasmtime::Store;
+use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn calc() -> PathBuf {
+    let path = root().join("guest-examples/target/wasm32-wasip2/release/calc.wasm");
+    assert!(
+        path.exists(),
+        "{} is missing: run `make guests` first",
+        path.display()
+    );
+    path
+}
+
+const TARGET: Target = Target::Mcp {
+    revision: Revision::LATEST,
+    mode: OutputMode::Compat,
+};
+
+struct Host {
+    catalog: Catalog,
+    mapper: Mapper,
+    runtime: Runtime,
+}
+
+async fn host(pooling: bool) -> Host {
+    let toml = format!(
+        "[host]\nallocator = \"{}\"\n[[plugin]]\npath = \"{}\"\n",
+        if pooling { "pooling" } else { "on-demand" },
+        calc().display()
+    );
+    let config = Config::parse(&toml, Path::new("bench.toml"), Path::new("")).expect("config");
+    let settings = EngineSettings {
+        pooling: config.host.pooling,
+        fuel: false,
+        max_memory_bytes: 64 << 20,
+    };
+    let runtime =
+        Runtime::new(settings, root().join("target/bench/compile-cache")).expect("an engine");
+    let catalog = Catalog::load(&config, &runtime).await.expect("the catalog");
+    Host {
+        catalog,
+        mapper: Mapper::default(),
+        runtime,
+    }
+}
+
+async fn toolhost_call(host: &Host, args: &Value) -> Value {
+    let tool = host.catalog.tool("add").expect("add");
+    let result = host
+        .catalog
+        .call("add", Some(args), &Caller::local(), "1", None)
+        .await
+        .expect("known tool");
+    let mut ctx = RenderContext::new("add", jiff::Timestamp::now());
+    ctx.output_schema = tool.descriptor.output_schema.as_ref();
+    ctx.request_id = "1";
+    let rendered = host.mapper.render(&result, TARGET, &ctx).await;
+    let text = serde_json::to_string(&rendered.value).expect("json");
+    assert!(text.contains("\"sum\"") || text.contains('5'), "{text}");
+    rendered.value
+}
+
+/// The state of the floor's store: an empty WASI context.
+struct Floor {
+    wasi: WasiCtx,
+    table: ResourceTable,
+}
+
+impl WasiView for Floor {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+fn floor_pre(runtime: &Runtime) -> PluginPre<Floor> {
+    let engine = runtime.engine();
+    let component = Component::from_file(engine, calc()).expect("compiles");
+    let mut linker = Linker::<Floor>::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker).expect("wasi");
+    // `add` calls no host function; the `host` interface traps if it did.
+    linker
+        .define_unknown_imports_as_traps(&component)
+        .expect("traps");
+    PluginPre::new(linker.instantiate_pre(&component).expect("links")).expect("plugin world")
+}
+
+async fn floor_call(pre: &PluginPre<Floor>, args: &str) -> String {
+    let mut store = Store::new(
+        pre.engine(),
+        Floor {
+            wasi: WasiCtx::builder().build(),
+            table: ResourceTable::new(),
+        },
+    );
+    store.set_epoch_deadline(u64::MAX / 2);
+    let instance = pre.instantiate_async(&mut store).await.expect("instance");
+    let context = wit_types::CallContext {
+        caller: None,
+        request_id: "1".into(),
+        deadline: None,
+    };
+    let answer = instance
+        .toolhost_plugin_tool()
+        .call_call(&mut store, "add", &args.to_owned(), &context)
+        .await
+        .expect("call");
+    match answer.outcome {
+        wit_types::Outcome::Success(data) => data.unwrap_or_default(),
+        wit_types::Outcome::Failure(e) => panic!("{}", e.message),
+    }
+}
+
+fn calls(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("tokio");
+    let args = json!({"a": 2, "b": 3});
+    let pooling = rt.block_on(host(true));
+    let on_demand = rt.block_on(host(false));
+    let pre = floor_pre(&pooling.runtime);
+    let mut group = c.benchmark_group("call");
+    group.bench_function("floor", |b| {
+        b.to_async(&rt)
+            .iter(|| floor_call(&pre, r#"{"a":2,"b":3}"#))
+    });
+    group.bench_function("toolhost/pooling", |b| {
+        b.to_async(&rt).iter(|| toolhost_call(&pooling, &args))
+    });
+    group.bench_function("toolhost/on-demand", |b| {
+        b.to_async(&rt).iter(|| toolhost_call(&on_demand, &args))
+    });
+    group.finish();
+}
+
+/// A successful result whose MCP rendering is about `bytes` long: an object of
+/// records, a summary and a text part.
+fn result_of(bytes: usize) -> ToolResult {
+    let row = json!({"id": 12345, "name": "a row of the result", "ok": true, "score": 0.5});
+    let per_row = row.to_string().len() + 1;
+    // The compat rendering carries the data twice (structured and in the text).
+    let rows: Vec<Value> = (0..(bytes / 2 / per_row).max(1))
+        .map(|_| row.clone())
+        .collect();
+    ToolResult::success(Some(json!({ "rows": rows })))
+        .summary("rows of the result")
+        .part(ContentPart::text("a text part"))
+        .build()
+}
+
+fn render(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio");
+    let sizes = [("1KB", 1_000), ("24KB", 24_000), ("1MB", 1_000_000)];
+    // Without a limit: the mapper renders everything inline.
+    let mapper = Mapper::new(SizeLimits::uniform(usize::MAX), None);
+    let ctx = RenderContext::new("bench", jiff::Timestamp::now());
+    for (label, bytes) in sizes {
+        let result = result_of(bytes);
+        let mut group = c.benchmark_group(format!("render/{label}"));
+        if bytes > 100_000 {
+            group.sample_size(10);
+        }
+        for target in Target::all() {
+            group.bench_function(target.to_string(), |b| {
+                b.to_async(&rt)
+                    .iter(|| mapper.render(&result, target, &ctx))
+            });
+        }
+        group.finish();
+    }
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = SqliteStore::open(
+        &dir.path().join("results.sqlite3"),
+        Signer::new(vec![7; 32]),
+        jiff::SignedDuration::from_hours(1),
+        jiff::Timestamp::now,
+    )
+    .expect("sqlite");
+    let mapper = Mapper::new(SizeLimits::default(), Some(Arc::new(store)));
+    let result = result_of(1_000_000);
+    let mut group = c.benchmark_group("offload/sqlite");
+    group.sample_size(10);
+    group.bench_function("1MB", |b| {
+        b.to_async(&rt).iter(|| async {
+            let rendered = mapper.render(&result, TARGET, &ctx).await;
+            assert!(rendered.offloaded);
+            rendered
+        })
+    });
+    group.finish();
+}
+
+fn quick() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .without_plots()
+}
+
+criterion_group! {
+    name = benches;
+    config = quick();
+    targets = calls, render
+}
+criterion_main!(benches);
