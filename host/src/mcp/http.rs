@@ -102,6 +102,15 @@ pub async fn serve(
     let app = router(server, access, hosts, shutdown.clone());
     tracing::info!(url = %format!("http://{bound}/mcp"), "serving MCP over Streamable HTTP");
     ready(bound);
+    // Responses are written in pieces (an SSE stream's events): without
+    // TCP_NODELAY, Nagle's algorithm meets the client's delayed ACK and each
+    // response waits ~40 ms for its last piece.
+    let listener =
+        axum::serve::ListenerExt::tap_io(listener, |stream: &mut tokio::net::TcpStream| {
+            if let Err(error) = stream.set_nodelay(true) {
+                tracing::debug!(%error, "cannot set TCP_NODELAY");
+            }
+        });
     axum::serve(listener, app)
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
         .await
