@@ -12,7 +12,7 @@ LANG_OUT := guest-examples/target/lang
 LANG_GUESTS := $(LANG_OUT)/js_tools.wasm $(LANG_OUT)/js_legacy_app.wasm \
 	$(LANG_OUT)/py_tools.wasm $(LANG_OUT)/c_tools.wasm
 
-.PHONY: run test setup postgres guests rust-guests lint unit a2a-check conformance clients bless build soak bench
+.PHONY: run test setup postgres guests rust-guests lint unit a2a-check conformance clients bless build soak bench fuzz
 
 ## Build the host (release: optimised Cranelift) and the example tools, and serve
 ## them over MCP on stdio (the client snippet goes to stderr). For HTTP:
@@ -165,3 +165,27 @@ bench: guests
 	env -u RUST_BACKTRACE $(CARGO) bench --locked --bench call
 	env -u RUST_BACKTRACE TOOLHOST=$(BENCH_BIN)/toolhost NATIVE_ADD=$(BENCH_BIN)/native_add \
 		CRITERION_DIR=$(TARGET_DIR)/criterion WASSETTE=$(WASSETTE) QUICK=$(QUICK) $(BENCH_BIN)/bench
+
+## Fuzzing (not part of `make test`): each cargo-fuzz target of fuzz/ for
+## FUZZ_SECONDS seconds, one after the other. The stable toolchain serves: cargo-fuzz
+## is installed under target/tools, RUSTC_BOOTSTRAP lets it pass its nightly flags,
+## and `-s none` builds without a sanitizer (Rust code needs none for panics).
+## The committed seeds (fuzz/seeds/<target>/) are copied into the working corpus
+## (fuzz/corpus/<target>/, not committed); a crash lands in fuzz/artifacts/<target>/
+## and stops the run. See docs/fuzzing.md. FUZZ_TARGETS picks a subset.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= legacy_parser mapper jsonrpc
+CARGO_FUZZ_VERSION := 0.13.2
+CARGO_FUZZ := target/tools/cargo-fuzz-$(CARGO_FUZZ_VERSION)/bin/cargo-fuzz
+FUZZ := cd fuzz && RUSTC_BOOTSTRAP=1 ../$(CARGO_FUZZ)
+
+$(CARGO_FUZZ):
+	$(CARGO) install --locked --root target/tools/cargo-fuzz-$(CARGO_FUZZ_VERSION) cargo-fuzz@$(CARGO_FUZZ_VERSION)
+
+fuzz: $(CARGO_FUZZ) rust-guests
+	$(FUZZ) fuzz build -s none
+	set -e; for t in $(FUZZ_TARGETS); do \
+		mkdir -p fuzz/corpus/$$t; cp -n fuzz/seeds/$$t/* fuzz/corpus/$$t/ 2>/dev/null || true; \
+		echo "== fuzz $$t for $(FUZZ_SECONDS) s"; \
+		( $(FUZZ) fuzz run -s none $$t -- -max_total_time=$(FUZZ_SECONDS) -timeout=60 -rss_limit_mb=4096 ); \
+	done

@@ -14,6 +14,8 @@
 //! result without data sends no data block. In both, the error flag is set on
 //! failures only, and `_meta` carries the metadata under [`super::meta`]'s keys.
 
+use std::sync::LazyLock;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value, json};
@@ -111,7 +113,11 @@ impl McpRenderer {
             ContentPart::ResourceLink(link) => self.resource_link(link),
             ContentPart::EmbeddedResource { uri, mime, body } => {
                 let mut resource = Map::new();
-                resource.insert("uri".into(), json!(uri));
+                // MCP requires a URI here; a tool's string that is none is named by
+                // the part's place instead (and kept in `_meta` where blocks have one).
+                let valid = is_uri(uri);
+                let wire_uri = if valid { uri.clone() } else { part_uri(index) };
+                resource.insert("uri".into(), json!(wire_uri));
                 if let Some(mime) = mime {
                     resource.insert("mimeType".into(), json!(mime));
                 }
@@ -121,7 +127,11 @@ impl McpRenderer {
                         resource.insert("blob".into(), json!(STANDARD.encode(bytes)))
                     }
                 };
-                json!({ "type": "resource", "resource": resource })
+                let mut block = json!({ "type": "resource", "resource": resource });
+                if !valid && self.revision.has_structured_content() {
+                    block["_meta"] = json!({ meta::key("uri"): uri });
+                }
+                block
             }
         }
     }
@@ -144,7 +154,9 @@ impl McpRenderer {
     }
 
     fn resource_link(&self, link: &ResourceLink) -> Value {
-        if !self.revision.has_structured_content() {
+        // A `resource_link` must carry a URI: a tool's string that is none (an
+        // app's `""` or a bare path) goes as the text form, as before 2025-06-18.
+        if !self.revision.has_structured_content() || !is_uri(&link.uri) {
             return text_block(text::resource_link(link));
         }
         let mut block = Map::new();
@@ -167,7 +179,7 @@ impl McpRenderer {
     }
 
     fn stored_link(&self, link: &StoredLink) -> Value {
-        if !self.revision.has_structured_content() {
+        if !self.revision.has_structured_content() || !is_uri(&link.uri) {
             return text_block(text::stored_link(link));
         }
         let mut block = self.resource_link(&ResourceLink {
@@ -183,6 +195,19 @@ impl McpRenderer {
         }
         block
     }
+}
+
+/// Whether `uri` is a URI (RFC 3986, with a scheme), which the `uri` of MCP's
+/// resource links and embedded resources must be (`"format": "uri"` in every
+/// revision's schema). Decided by the same checker the schema tests use.
+fn is_uri(uri: &str) -> bool {
+    static URI: LazyLock<jsonschema::Validator> = LazyLock::new(|| {
+        jsonschema::options()
+            .should_validate_formats(true)
+            .build(&json!({ "type": "string", "format": "uri" }))
+            .expect("a schema of one format compiles")
+    });
+    URI.is_valid(&json!(uri))
 }
 
 /// The name of a part that travels as an embedded resource although it has no URI
