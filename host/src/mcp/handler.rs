@@ -170,11 +170,13 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
-        self.server
-            .peers
-            .lock()
-            .expect("peers lock")
-            .push(context.peer.clone());
+        {
+            // Sessions that ended leave the list as new ones arrive, so it holds
+            // the live sessions only, with or without catalog changes.
+            let mut peers = self.server.peers.lock().expect("peers lock");
+            peers.retain(|peer| !peer.is_transport_closed());
+            peers.push(context.peer.clone());
+        }
         self.negotiate_initialize(&request)
     }
 
