@@ -247,7 +247,10 @@ async fn toolhost_call_serves_a_webhook_tool_from_the_configuration() {
     let path = dir.path().join("toolhost.toml");
     let text = config(&webhook.url, SECRET, "127.0.0.1:*").replacen(
         "[host]\n",
-        &format!("[host]\ndata_dir = \"{}\"\n", dir.path().join("data").display()),
+        &format!(
+            "[host]\ndata_dir = \"{}\"\n",
+            dir.path().join("data").display()
+        ),
         1,
     );
     std::fs::write(&path, text).unwrap();
@@ -266,5 +269,8 @@ async fn toolhost_call_serves_a_webhook_tool_from_the_configuration() {
     assert!(output.status.success(), "{stderr}");
     let envelope: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(envelope["success"], true, "{envelope}");
-    assert_eq!(envelope["data"], json!({"orderId": "A-1001", "items": ["z"]}));
+    assert_eq!(
+        envelope["data"],
+        json!({"orderId": "A-1001", "items": ["z"]})
+    );
 }
