@@ -361,16 +361,20 @@ impl Catalog {
             caller: caller.principal.clone(),
             request_id: request_id.to_owned(),
         };
-        let arguments = arguments.to_string();
         let result = match &tool.provider {
             Provider::Component(plugin) => {
                 plugin
-                    .call(&tool.descriptor.name, &arguments, &context, events)
+                    .call(
+                        &tool.descriptor.name,
+                        &arguments.to_string(),
+                        &context,
+                        events,
+                    )
                     .await
             }
             Provider::Webhook(webhook) => {
                 webhook
-                    .call(&tool.descriptor.name, &arguments, &context)
+                    .call(&tool.descriptor.name, arguments, &context)
                     .await
             }
         };

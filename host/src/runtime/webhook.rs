@@ -235,14 +235,14 @@ impl Webhook {
         format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
     }
 
-    /// Calls `tool` with `arguments` (JSON text). Never fails: an unreachable,
+    /// Calls `tool` with `arguments` (already checked against its input schema).
+    /// Never fails: an unreachable,
     /// slow, refusing or oversized endpoint yields a coded failure result.
-    pub async fn call(&self, tool: &str, arguments: &str, ctx: &CallContext) -> ToolResult {
+    pub async fn call(&self, tool: &str, arguments: &Value, ctx: &CallContext) -> ToolResult {
         let fail = |code: ErrorCode, message: String, extra: Value| {
             tracing::warn!(webhook = %self.name, tool, error.type = code.as_str(), "{message}");
             host_failure(code, message, &self.name, tool, extra)
         };
-        let arguments: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
         let body = json!({
             "tool": tool,
             "arguments": arguments,
