@@ -61,6 +61,8 @@ pub struct Runtime {
     linker: Linker<CallState>,
     cache: CompileCache,
     ticker: Arc<EpochTicker>,
+    /// Whether the engine meters fuel (then every store needs some).
+    meters_fuel: bool,
 }
 
 impl Runtime {
@@ -83,6 +85,7 @@ impl Runtime {
             linker,
             cache,
             ticker,
+            meters_fuel: settings.fuel,
         })
     }
 
@@ -148,6 +151,7 @@ impl Runtime {
             ready,
             slots: Arc::new(Semaphore::new(capabilities.max_instances as usize)),
             capabilities,
+            meters_fuel: self.meters_fuel,
             tools: Vec::new(),
             origin,
         };

@@ -46,6 +46,10 @@ pub struct Plugin {
     pub(super) _ticker: Arc<super::engine::EpochTicker>,
     pub(super) ready: Ready,
     pub(super) capabilities: Capabilities,
+    /// Whether the engine meters fuel: asked once, not of every store (a store
+    /// answers with an error, which captures a backtrace when
+    /// `RUST_BACKTRACE` is set).
+    pub(super) meters_fuel: bool,
     pub(super) slots: Arc<Semaphore>,
     pub(super) tools: Vec<ToolDescriptor>,
     pub(super) origin: Origin,
@@ -243,7 +247,7 @@ impl Plugin {
             Some(fuel) => store.set_fuel(fuel)?,
             // The engine meters fuel when any plugin has a budget; a plugin without
             // one must not start with an empty tank.
-            None if store.get_fuel().is_ok() => store.set_fuel(u64::MAX)?,
+            None if self.meters_fuel => store.set_fuel(u64::MAX)?,
             None => {}
         }
         Ok(Sandbox {
