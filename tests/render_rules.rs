@@ -586,7 +586,7 @@ fn legacy_mode_sends_the_envelope_alone() {
 #[test]
 fn strings_that_are_not_uris_never_reach_a_uri_field() {
     let schemas = common::McpSchemas::load();
-    let from_app = toolhost::legacy::parse_legacy(
+    let from_app = toolhost::render::legacy::parse::parse_legacy(
         r#"{"success": true, "data": {"id": 1}, "_meta": {"resourceUri": ""}}"#,
     );
     let result = from_app

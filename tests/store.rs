@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use jiff::{SignedDuration, Timestamp};
 use serde_json::json;
-use toolhost::legacy::FormatVersion;
+use toolhost::render::legacy::format::FormatVersion;
 use toolhost::render::{Mapper, RenderContext, SizeLimits, Target, json_size};
 use toolhost::result::ToolResult;
 use toolhost::store::{PostgresStore, ResultStore, Signer, SqliteStore};

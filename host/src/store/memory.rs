@@ -7,7 +7,7 @@ use jiff::{SignedDuration, Timestamp};
 use sha2::{Digest, Sha256};
 
 use super::{Offload, ResultStore, StoreError, StoreFuture};
-use crate::legacy::{FormatVersion, decode, encode};
+use crate::render::legacy::format::{FormatVersion, decode, encode};
 use crate::result::{StoredLink, ToolResult};
 
 /// A stored entry: the serialized result and to whom it belongs.

@@ -2,7 +2,7 @@
 //!
 //! The mapper hands a [`ResultStore`] the complete result it could not send and
 //! renders the [`StoredLink`] it gets back. A store keeps the serialized result
-//! with its format version (`crate::legacy::FormatVersion`), bound to the principal
+//! with its format version (`crate::render::legacy::format::FormatVersion`), bound to the principal
 //! that called, until the link expires.
 
 use std::future::Future;

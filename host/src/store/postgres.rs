@@ -21,7 +21,7 @@ use tokio_postgres::NoTls;
 use super::row::{MIME, NewRow, decode_row};
 use super::signing::Signer;
 use super::{Offload, ResultStore, StoreError, StoreFuture};
-use crate::legacy::FormatVersion;
+use crate::render::legacy::format::FormatVersion;
 use crate::result::{StoredLink, ToolResult};
 
 /// Serialises the schema setup of replicas starting at once (an arbitrary,

@@ -6,7 +6,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::signing::Signer;
 use super::{Offload, StoreError};
-use crate::legacy::{FormatVersion, decode, encode};
+use crate::render::legacy::format::{FormatVersion, decode, encode};
 use crate::result::{StoredLink, ToolResult};
 
 /// The MIME type of every stored result: the serialized result object.

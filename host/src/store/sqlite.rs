@@ -19,7 +19,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::row::{MIME, NewRow, decode_row};
 use super::signing::Signer;
 use super::{Offload, ResultStore, StoreError, StoreFuture};
-use crate::legacy::FormatVersion;
+use crate::render::legacy::format::FormatVersion;
 use crate::result::{StoredLink, ToolResult};
 
 /// Results in an SQLite file.
