@@ -396,7 +396,7 @@ async fn size_limit_applies_to_the_whole_rendering_at_the_boundary() {
                     .take_while(|c| c.is_ascii_alphanumeric() || ":/.".contains(*c))
                     .collect();
                 assert_eq!(
-                    store.read(&uri, None),
+                    common::read_back(&store, &uri, None),
                     Some(sample.result.clone()),
                     "{target}: stored whole"
                 );
@@ -418,9 +418,9 @@ async fn stored_results_are_bound_to_the_principal() {
     ctx.principal = Some("alice");
     let rendered = mapper.render(&result, Target::Legacy, &ctx).await;
     let uri = rendered.value["_meta"]["resourceUri"].as_str().unwrap();
-    assert_eq!(store.read(uri, Some("alice")), Some(result));
-    assert_eq!(store.read(uri, Some("bob")), None);
-    assert_eq!(store.read(uri, None), None);
+    assert_eq!(common::read_back(&store, uri, Some("alice")), Some(result));
+    assert_eq!(common::read_back(&store, uri, Some("bob")), None);
+    assert_eq!(common::read_back(&store, uri, None), None);
 }
 
 #[tokio::test]

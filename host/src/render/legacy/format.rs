@@ -4,7 +4,9 @@
 //!
 //! Each serialized result carries a [`FormatVersion`]; [`decode`] picks the
 //! reader for it, so rows written by an older toolhost and apps built against an
-//! older format stay readable. [`encode`] writes the current version. The
+//! older format stay readable. [`encode`] writes the current version; the mapper
+//! encodes a result before it hands it to the result store, and [`decode_stored`]
+//! reads back the row the store kept (the store itself never reads one). The
 //! [`FormatVersion::Legacy`] form is the `{"success": ..}` envelope, read by
 //! [`parse_legacy`].
 
@@ -50,6 +52,11 @@ pub enum FormatError {
         known = FormatVersion::CURRENT.number()
     )]
     UnknownVersion(u64),
+    /// A stored row's version this build does not know (rows keep it signed).
+    #[error(
+        "a stored result has format version {0}, newer than this toolhost knows; upgrade toolhost"
+    )]
+    UnknownStoredVersion(i64),
     #[error("result of format version {version} is not valid: {source}")]
     Invalid {
         version: u64,
@@ -78,6 +85,21 @@ pub fn decode(version: FormatVersion, text: &str) -> Result<ToolResult, FormatEr
             source,
         }),
     }
+}
+
+/// Reads a row a result store kept (`crate::store::StoredRow`): `body` in the
+/// format version `format` the row records.
+///
+/// # Errors
+///
+/// [`FormatError::UnknownStoredVersion`] when the version is newer than this
+/// toolhost knows, [`FormatError::Invalid`] when the body does not parse.
+pub fn decode_stored(format: i64, body: &str) -> Result<ToolResult, FormatError> {
+    let version = u64::try_from(format)
+        .ok()
+        .and_then(FormatVersion::from_number)
+        .ok_or(FormatError::UnknownStoredVersion(format))?;
+    decode(version, body)
 }
 
 /// Reads an app's answer: either a versioned result object
@@ -141,6 +163,33 @@ mod tests {
 
         let future = decode_app_response(r#"{"format": 99, "result": {}}"#).unwrap_err();
         assert!(future.to_string().contains("upgrade toolhost"), "{future}");
+    }
+
+    #[test]
+    fn stored_rows_decode_by_their_version_and_refuse_newer_ones() {
+        let result = ToolResult::success(Some(json!({"rows": [1, 2]}))).build();
+        let (version, body) = encode(&result);
+        let format = i64::try_from(version.number()).unwrap();
+        assert_eq!(decode_stored(format, &body).unwrap(), result);
+        assert_eq!(
+            decode_stored(0, r#"{"success": true, "data": 1}"#)
+                .unwrap()
+                .data(),
+            Some(&json!(1))
+        );
+        for format in [2, 99, -1] {
+            let error = decode_stored(format, &body).unwrap_err();
+            assert_eq!(
+                error.to_string(),
+                format!(
+                    "a stored result has format version {format}, newer than this toolhost knows; upgrade toolhost"
+                )
+            );
+        }
+        assert!(matches!(
+            decode_stored(1, "not json"),
+            Err(FormatError::Invalid { version: 1, .. })
+        ));
     }
 
     #[test]
