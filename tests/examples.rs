@@ -274,7 +274,10 @@ async fn bulk_results_are_offloaded_by_the_mapper() {
         .iter()
         .find(|b| b["type"] == "resource_link")
         .expect("a link");
-    assert_eq!(store.read(link["uri"].as_str().unwrap(), None), Some(bulk));
+    assert_eq!(
+        common::read_back(&store, link["uri"].as_str().unwrap(), None),
+        Some(bulk)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

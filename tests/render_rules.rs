@@ -396,7 +396,7 @@ async fn size_limit_applies_to_the_whole_rendering_at_the_boundary() {
                     .take_while(|c| c.is_ascii_alphanumeric() || ":/.".contains(*c))
                     .collect();
                 assert_eq!(
-                    store.read(&uri, None),
+                    common::read_back(&store, &uri, None),
                     Some(sample.result.clone()),
                     "{target}: stored whole"
                 );
@@ -418,9 +418,9 @@ async fn stored_results_are_bound_to_the_principal() {
     ctx.principal = Some("alice");
     let rendered = mapper.render(&result, Target::Legacy, &ctx).await;
     let uri = rendered.value["_meta"]["resourceUri"].as_str().unwrap();
-    assert_eq!(store.read(uri, Some("alice")), Some(result));
-    assert_eq!(store.read(uri, Some("bob")), None);
-    assert_eq!(store.read(uri, None), None);
+    assert_eq!(common::read_back(&store, uri, Some("alice")), Some(result));
+    assert_eq!(common::read_back(&store, uri, Some("bob")), None);
+    assert_eq!(common::read_back(&store, uri, None), None);
 }
 
 #[tokio::test]
@@ -586,7 +586,7 @@ fn legacy_mode_sends_the_envelope_alone() {
 #[test]
 fn strings_that_are_not_uris_never_reach_a_uri_field() {
     let schemas = common::McpSchemas::load();
-    let from_app = toolhost::legacy::parse_legacy(
+    let from_app = toolhost::render::legacy::parse::parse_legacy(
         r#"{"success": true, "data": {"id": 1}, "_meta": {"resourceUri": ""}}"#,
     );
     let result = from_app

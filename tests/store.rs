@@ -12,10 +12,10 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use jiff::{SignedDuration, Timestamp};
 use serde_json::json;
-use toolhost::legacy::FormatVersion;
+use toolhost::render::legacy::format::{FormatVersion, decode_stored, encode};
 use toolhost::render::{Mapper, RenderContext, SizeLimits, Target, json_size};
 use toolhost::result::ToolResult;
-use toolhost::store::{PostgresStore, ResultStore, Signer, SqliteStore};
+use toolhost::store::{Offload, PostgresStore, ResultStore, Signer, SqliteStore};
 
 /// The stores' clock, moved by the tests (only forward, and only past the expiry
 /// of rows a test wrote for that purpose).
@@ -86,8 +86,10 @@ impl Store {
         }
     }
 
+    /// The result behind `uri`, decoded as `resources/read` decodes it.
     async fn get(&self, uri: &str, principal: Option<&str>) -> Option<ToolResult> {
-        self.shared().get(uri, principal).await.unwrap()
+        let row = self.shared().get(uri, principal).await.unwrap()?;
+        Some(decode_stored(row.format, &row.body).unwrap())
     }
 
     async fn insert_raw(
@@ -99,10 +101,12 @@ impl Store {
         expires: i64,
     ) -> String {
         match self {
-            Store::Sqlite(store) => store.insert_raw(id, version, body, principal, expires),
+            Store::Sqlite(store) => {
+                store.insert_raw(id, version.number(), body, principal, expires)
+            }
             Store::Postgres(store) => {
                 store
-                    .insert_raw(id, version, body, principal, expires)
+                    .insert_raw(id, version.number(), body, principal, expires)
                     .await
             }
         }
@@ -301,19 +305,20 @@ async fn replicas_connecting_at_once_share_one_table() {
     .await;
     let stores: Vec<_> = stores.into_iter().map(Result::unwrap).collect();
     let result = rows(10);
+    let (version, body) = encode(&result);
     let link = stores[0]
-        .put(toolhost::store::Offload {
-            result: &result,
+        .put(Offload {
+            format: version.number(),
+            body: &body,
+            data_size: result.data().map(|data| json_size(data) as u64),
             principal: None,
             rendered_size: 0,
         })
         .await
         .unwrap();
     for store in &stores {
-        assert_eq!(
-            store.get(&link.uri, None).await.unwrap(),
-            Some(result.clone())
-        );
+        let row = store.get(&link.uri, None).await.unwrap().expect("it reads");
+        assert_eq!(decode_stored(row.format, &row.body).unwrap(), result);
     }
 }
 

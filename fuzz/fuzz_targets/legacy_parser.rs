@@ -9,7 +9,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-use toolhost::legacy::{self, FormatVersion};
+use toolhost::render::legacy::format::{self, FormatVersion};
+use toolhost::render::legacy::parse::parse_legacy;
 use toolhost::result::ContentPart;
 
 fuzz_target!(|data: &[u8]| {
@@ -17,12 +18,8 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
 
-    let result = legacy::decode(FormatVersion::Legacy, text).expect("legacy never fails");
-    assert_eq!(
-        result,
-        legacy::parse_legacy(text),
-        "decode(Legacy) is parse_legacy"
-    );
+    let result = format::decode(FormatVersion::Legacy, text).expect("legacy never fails");
+    assert_eq!(result, parse_legacy(text), "decode(Legacy) is parse_legacy");
 
     let is_envelope = matches!(
         serde_json::from_str::<Value>(text),
@@ -34,12 +31,12 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(result.content(), &[ContentPart::text(text)]);
     }
 
-    let (version, encoded) = legacy::encode(&result);
-    let decoded = legacy::decode(version, &encoded)
+    let (version, encoded) = format::encode(&result);
+    let decoded = format::decode(version, &encoded)
         .unwrap_or_else(|e| panic!("the encoded form does not decode: {e}\n{encoded}"));
     assert_eq!(decoded, result, "encode/decode round trip\n{encoded}");
 
     // The other readers must not panic on the same text.
-    let _ = legacy::decode(FormatVersion::V1, text);
-    let _ = legacy::decode_app_response(text);
+    let _ = format::decode(FormatVersion::V1, text);
+    let _ = format::decode_app_response(text);
 });

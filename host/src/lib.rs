@@ -2,13 +2,12 @@
 //! components.
 //!
 //! The modules follow the flow of one call: a guest's answer becomes a
-//! [`result::ToolResult`] (or is parsed from a legacy string by [`legacy`]), the
-//! [`render::Mapper`] renders it for the caller's format, and results too large to
-//! send inline go to a [`store::ResultStore`].
+//! [`result::ToolResult`] (or is parsed from a legacy string by
+//! [`render::legacy::parse`]), the [`render::Mapper`] renders it for the caller's
+//! format, and results too large to send inline go to a [`store::ResultStore`].
 
 pub mod catalog;
 pub mod config;
-pub mod legacy;
 pub mod mcp;
 pub mod render;
 pub mod result;

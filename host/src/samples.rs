@@ -4,7 +4,7 @@
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
-use crate::legacy::parse_legacy;
+use crate::render::legacy::parse::parse_legacy;
 use crate::result::{
     ContentPart, ErrorCode, Extension, Pagination, ResourceBody, ResourceLink, StoredLink,
     ToolResult,

@@ -14,7 +14,9 @@ use std::sync::Arc;
 
 use jiff::SignedDuration;
 use serde_json::{Value, json};
+use toolhost::render::legacy::format::decode_stored;
 use toolhost::render::{Mapper, Revision, SizeLimits};
+use toolhost::result::ToolResult;
 use toolhost::samples;
 use toolhost::store::MemoryStore;
 
@@ -26,6 +28,14 @@ pub fn mapper() -> Mapper {
 
 pub fn store() -> MemoryStore {
     MemoryStore::new(SignedDuration::from_hours(1), samples::render_time)
+}
+
+/// The result `store` keeps behind `uri` for `principal`, decoded as
+/// `resources/read` decodes it.
+pub fn read_back(store: &MemoryStore, uri: &str, principal: Option<&str>) -> Option<ToolResult> {
+    store
+        .read(uri, principal)
+        .map(|row| decode_stored(row.format, &row.body).expect("a stored row decodes"))
 }
 
 /// Where `../shared` lies: `TOOLHOST_SHARED_DIR`, or beside the checkout.

@@ -26,8 +26,9 @@ use serde_json::{Value, json};
 use super::Server;
 use super::tools::listing;
 use crate::catalog::Caller;
-use crate::render::{OutputMode, RenderContext, Revision, Target, mcp};
+use crate::render::{OutputMode, RenderContext, Revision, Target, legacy, mcp};
 use crate::runtime::{GuestEvent, LogLevel};
+use crate::store::StoreError;
 
 /// The `_meta` key (and the HTTP header) a caller uses to pick the output mode
 /// of one request: `"compat"` or `"spec"`.
@@ -349,18 +350,22 @@ impl ServerHandler for Session {
         let uri = request.uri.to_string();
         let not_found =
             || ErrorData::resource_not_found("Resource not found", Some(json!({ "uri": uri })));
+        let unreadable = |e: StoreError| {
+            tracing::error!(%e, "reading the result store failed");
+            ErrorData::internal_error("the result store could not be read", None)
+        };
         let stored = self
             .server
             .store
             .get(&uri, caller.principal.as_deref())
             .await
-            .map_err(|e| {
-                tracing::error!(%e, "reading the result store failed");
-                ErrorData::internal_error("the result store could not be read", None)
-            })?;
-        let Some(result) = stored else {
+            .map_err(unreadable)?;
+        let Some(row) = stored else {
             return Err(not_found());
         };
+        // A row this toolhost cannot decode counts as a failure of the store.
+        let result = legacy::format::decode_stored(row.format, &row.body)
+            .map_err(|e| unreadable(StoreError(e.to_string())))?;
         let ctx = RenderContext::new("resources/read", jiff::Timestamp::now());
         let mut contents: ReadResourceResult =
             serde_json::from_value(mcp::stored_contents(&uri, &result, &ctx)).map_err(|e| {

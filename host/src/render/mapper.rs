@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::legacy::format::encode;
 use super::{RenderContext, Target};
 use crate::result::{ContentPart, ErrorCode, ToolResult};
 use crate::store::{Offload, ResultStore};
@@ -117,8 +118,11 @@ impl Mapper {
                 offloaded: false,
             };
         };
+        let (version, body) = encode(result);
         let offload = Offload {
-            result,
+            format: version.number(),
+            body: &body,
+            data_size: result.data().map(|data| json_size(data) as u64),
             principal: ctx.principal,
             rendered_size: size,
         };

@@ -8,7 +8,7 @@
 //! wire. The set of parts is closed; it grows by adding, never by changing.
 //!
 //! Results come from three places: a guest's WIT `tool-result` (see [`wit`]), the
-//! legacy envelope string of an app tool (see `crate::legacy`), and the host itself
+//! legacy envelope string of an app tool (see `crate::render::legacy::parse`), and the host itself
 //! for faults it detects (a timeout, a memory limit).
 
 mod builder;

@@ -17,7 +17,7 @@ use super::output::GuestOutput;
 use super::policy::{Capabilities, Denials};
 use super::state::{CallLimiter, CallState, EventSender};
 use crate::config::World;
-use crate::legacy::decode_app_response;
+use crate::render::legacy::format::decode_app_response;
 use crate::result::wit::legacy_app::LegacyAppPre;
 use crate::result::wit::plugin::PluginPre;
 use crate::result::wit::{to_wit_datetime, wit_types};

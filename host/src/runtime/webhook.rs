@@ -36,7 +36,7 @@ use super::faults::host_failure;
 use super::network::NetworkPolicy;
 use super::plugin::CallContext;
 use crate::config::WebhookConfig;
-use crate::legacy::decode_app_response;
+use crate::render::legacy::format::decode_app_response;
 use crate::result::{ErrorCode, ToolResult};
 
 /// The header names of a signed call.

@@ -6,15 +6,13 @@ use std::sync::Mutex;
 use jiff::{SignedDuration, Timestamp};
 use sha2::{Digest, Sha256};
 
-use super::{Offload, ResultStore, StoreError, StoreFuture};
-use crate::legacy::{FormatVersion, decode, encode};
-use crate::result::{StoredLink, ToolResult};
+use super::{Offload, ResultStore, StoreError, StoreFuture, StoredRow};
+use crate::result::StoredLink;
 
 /// A stored entry: the serialized result and to whom it belongs.
 #[derive(Debug, Clone)]
 struct Entry {
-    version: FormatVersion,
-    text: String,
+    row: StoredRow,
     principal: Option<String>,
     expires_at: Timestamp,
 }
@@ -39,15 +37,15 @@ impl MemoryStore {
         }
     }
 
-    /// Reads back a stored result, if `uri` names one of `principal`'s that has
+    /// Reads back a stored row, if `uri` names one of `principal`'s that has
     /// not expired.
-    pub fn read(&self, uri: &str, principal: Option<&str>) -> Option<ToolResult> {
+    pub fn read(&self, uri: &str, principal: Option<&str>) -> Option<StoredRow> {
         let entries = self.entries.lock().expect("store lock");
         let entry = entries.get(uri)?;
         if entry.principal.as_deref() != principal || entry.expires_at <= (self.clock)() {
             return None;
         }
-        decode(entry.version, &entry.text).ok()
+        Some(entry.row.clone())
     }
 }
 
@@ -56,7 +54,7 @@ impl ResultStore for MemoryStore {
         &'a self,
         uri: &'a str,
         principal: Option<&'a str>,
-    ) -> StoreFuture<'a, Option<ToolResult>> {
+    ) -> StoreFuture<'a, Option<StoredRow>> {
         Box::pin(async move { Ok(self.read(uri, principal)) })
     }
 
@@ -72,9 +70,11 @@ impl ResultStore for MemoryStore {
 
     fn put<'a>(&'a self, offload: Offload<'a>) -> StoreFuture<'a, StoredLink> {
         Box::pin(async move {
-            let (version, text) = encode(offload.result);
+            let format = i64::try_from(offload.format).map_err(|_| {
+                StoreError(format!("format version {} out of range", offload.format))
+            })?;
             let mut hash = Sha256::new();
-            hash.update(text.as_bytes());
+            hash.update(offload.body.as_bytes());
             hash.update([0]);
             hash.update(offload.principal.unwrap_or_default().as_bytes());
             let id: String = hash.finalize()[..12]
@@ -85,19 +85,20 @@ impl ResultStore for MemoryStore {
             let expires_at = (self.clock)()
                 .checked_add(self.ttl)
                 .map_err(|e| StoreError(format!("expiry out of range: {e}")))?;
-            let size = offload.result.data().map(|d| d.to_string().len() as u64);
             self.entries.lock().expect("store lock").insert(
                 uri.clone(),
                 Entry {
-                    version,
-                    text,
+                    row: StoredRow {
+                        format,
+                        body: offload.body.to_owned(),
+                    },
                     principal: offload.principal.map(str::to_owned),
                     expires_at,
                 },
             );
             Ok(StoredLink {
                 uri,
-                size,
+                size: offload.data_size,
                 mime: "application/json".into(),
                 expires_at: Some(expires_at),
             })

@@ -1,9 +1,12 @@
 //! Where results too large to send inline are kept, and read back from.
 //!
-//! The mapper hands a [`ResultStore`] the complete result it could not send and
-//! renders the [`StoredLink`] it gets back. A store keeps the serialized result
-//! with its format version (`crate::legacy::FormatVersion`), bound to the principal
-//! that called, until the link expires.
+//! The mapper hands a [`ResultStore`] the complete result it could not send,
+//! already serialized (a format version number and the body text), and renders
+//! the [`StoredLink`] it gets back. A store keeps that row as it was given, bound
+//! to the principal that called, until the link expires, and hands it back as a
+//! [`StoredRow`]. It never reads a body: writing and reading the serialized form
+//! is the renderers' (`render::legacy::format`), so this module needs nothing
+//! from `render/`.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -23,7 +26,7 @@ use std::sync::Arc;
 use jiff::{SignedDuration, Timestamp};
 
 use crate::config::{StoreBackend, StoreConfig};
-use crate::result::{StoredLink, ToolResult};
+use crate::result::StoredLink;
 
 /// A boxed future of a store operation.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
@@ -31,26 +34,41 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>>
 /// What the mapper asks a store to keep.
 #[derive(Debug, Clone, Copy)]
 pub struct Offload<'a> {
-    /// The complete result, as the tool returned it.
-    pub result: &'a ToolResult,
+    /// The format version `body` is written in.
+    pub format: u64,
+    /// The complete result, as the tool returned it, serialized in `format`.
+    pub body: &'a str,
+    /// The size of the result's data in bytes, when it has data: the size the
+    /// link announces.
+    pub data_size: Option<u64>,
     /// Who called; only this principal may read it back.
     pub principal: Option<&'a str>,
     /// The size of the rendering that did not fit, in bytes.
     pub rendered_size: usize,
 }
 
+/// A stored result as it was kept: the body and its format version, as an
+/// [`Offload`] handed them over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredRow {
+    /// The format version `body` is written in, as the row holds it; a version
+    /// this toolhost does not know is for the reader to refuse.
+    pub format: i64,
+    pub body: String,
+}
+
 /// A place to keep large results.
 pub trait ResultStore: Send + Sync {
-    /// Keeps `offload.result` and returns the link to read it back.
+    /// Keeps `offload.body` and returns the link to read it back.
     fn put<'a>(&'a self, offload: Offload<'a>) -> StoreFuture<'a, StoredLink>;
 
-    /// The result behind `uri`, if it exists, has not expired and belongs to
+    /// The row behind `uri`, if it exists, has not expired and belongs to
     /// `principal`. Every other case is `None`, alike, so a caller learns nothing.
     fn get<'a>(
         &'a self,
         uri: &'a str,
         principal: Option<&'a str>,
-    ) -> StoreFuture<'a, Option<ToolResult>>;
+    ) -> StoreFuture<'a, Option<StoredRow>>;
 
     /// Deletes what has expired by now; returns how many results went.
     fn purge(&self) -> StoreFuture<'_, u64>;

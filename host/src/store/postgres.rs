@@ -18,11 +18,10 @@ use deadpool_postgres::{Pool, PoolConfig, Runtime, Timeouts};
 use jiff::{SignedDuration, Timestamp};
 use tokio_postgres::NoTls;
 
-use super::row::{MIME, NewRow, decode_row};
+use super::row::{MIME, NewRow};
 use super::signing::Signer;
-use super::{Offload, ResultStore, StoreError, StoreFuture};
-use crate::legacy::FormatVersion;
-use crate::result::{StoredLink, ToolResult};
+use super::{Offload, ResultStore, StoreError, StoreFuture, StoredRow};
+use crate::result::StoredLink;
 
 /// Serialises the schema setup of replicas starting at once (an arbitrary,
 /// fixed advisory lock number: "toolhost" in ASCII).
@@ -127,13 +126,13 @@ impl PostgresStore {
     pub async fn insert_raw(
         &self,
         id: &str,
-        version: FormatVersion,
+        format: u64,
         body: &str,
         principal: Option<&str>,
         expires: i64,
     ) -> Result<String, StoreError> {
         let now = (self.clock)().as_second();
-        let format = version.number() as i64;
+        let format = format as i64;
         self.client()
             .await?
             .execute(
@@ -187,7 +186,7 @@ impl ResultStore for PostgresStore {
         &'a self,
         uri: &'a str,
         principal: Option<&'a str>,
-    ) -> StoreFuture<'a, Option<ToolResult>> {
+    ) -> StoreFuture<'a, Option<StoredRow>> {
         Box::pin(async move {
             let now = (self.clock)().as_second();
             let Some(id) = self.signer.verify(uri, principal, now) else {
@@ -203,8 +202,10 @@ impl ResultStore for PostgresStore {
                 )
                 .await
                 .map_err(failed("reading a result"))?;
-            row.map(|row| decode_row(i64::from(row.get::<_, i32>(0)), row.get(1)))
-                .transpose()
+            Ok(row.map(|row| StoredRow {
+                format: i64::from(row.get::<_, i32>(0)),
+                body: row.get(1),
+            }))
         })
     }
 

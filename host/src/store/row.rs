@@ -6,8 +6,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::signing::Signer;
 use super::{Offload, StoreError};
-use crate::legacy::{FormatVersion, decode, encode};
-use crate::result::{StoredLink, ToolResult};
+use crate::result::StoredLink;
 
 /// The MIME type of every stored result: the serialized result object.
 pub const MIME: &str = "application/json";
@@ -39,7 +38,8 @@ impl NewRow {
         now: Timestamp,
         ttl: SignedDuration,
     ) -> Result<Self, StoreError> {
-        let (version, body) = encode(offload.result);
+        let format = i64::try_from(offload.format)
+            .map_err(|_| StoreError(format!("format version {} out of range", offload.format)))?;
         let expires_at = now
             .checked_add(ttl)
             .map_err(|e| StoreError(format!("expiry out of range: {e}")))?;
@@ -48,9 +48,9 @@ impl NewRow {
             .map_err(|e| StoreError(format!("no randomness for an id: {e}")))?;
         Ok(NewRow {
             id: id.iter().map(|b| format!("{b:02x}")).collect(),
-            format: version.number() as i64,
-            body,
-            size: offload.result.data().map(|d| d.to_string().len() as i64),
+            format,
+            body: offload.body.to_owned(),
+            size: offload.data_size.map(|s| s as i64),
             principal: offload.principal.map(str::to_owned),
             created_at: now.as_second(),
             expires_at: expires_at.as_second(),
@@ -72,21 +72,4 @@ impl NewRow {
             ),
         })
     }
-}
-
-/// Parses a row's body with the parser of the format version that wrote it.
-///
-/// # Errors
-///
-/// When the version is newer than this toolhost knows, or the body does not parse.
-pub fn decode_row(format: i64, body: &str) -> Result<ToolResult, StoreError> {
-    let version = u64::try_from(format)
-        .ok()
-        .and_then(FormatVersion::from_number)
-        .ok_or_else(|| {
-            StoreError(format!(
-                "a stored result has format version {format}, newer than this toolhost knows; upgrade toolhost"
-            ))
-        })?;
-    decode(version, body).map_err(|e| StoreError(e.to_string()))
 }

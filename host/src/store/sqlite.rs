@@ -16,11 +16,10 @@ use std::sync::{Arc, Mutex};
 use jiff::{SignedDuration, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::row::{MIME, NewRow, decode_row};
+use super::row::{MIME, NewRow};
 use super::signing::Signer;
-use super::{Offload, ResultStore, StoreError, StoreFuture};
-use crate::legacy::FormatVersion;
-use crate::result::{StoredLink, ToolResult};
+use super::{Offload, ResultStore, StoreError, StoreFuture, StoredRow};
+use crate::result::StoredLink;
 
 /// Results in an SQLite file.
 pub struct SqliteStore {
@@ -83,7 +82,7 @@ impl SqliteStore {
     pub fn insert_raw(
         &self,
         id: &str,
-        version: FormatVersion,
+        format: u64,
         body: &str,
         principal: Option<&str>,
         expires: i64,
@@ -94,7 +93,7 @@ impl SqliteStore {
             .expect("store lock")
             .execute(
                 "INSERT INTO results (id, format, body, mime, size, principal, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, NULL, ?5, ?6, ?7)",
-                params![id, version.number() as i64, body, MIME, principal, now, expires],
+                params![id, format as i64, body, MIME, principal, now, expires],
             )
             .map_err(failed("writing a result"))?;
         Ok(self.signer.link(id, principal, expires))
@@ -128,7 +127,7 @@ impl ResultStore for SqliteStore {
         &'a self,
         uri: &'a str,
         principal: Option<&'a str>,
-    ) -> StoreFuture<'a, Option<ToolResult>> {
+    ) -> StoreFuture<'a, Option<StoredRow>> {
         Box::pin(async move {
             let now = (self.clock)().as_second();
             let Some(id) = self.signer.verify(uri, principal, now) else {
@@ -150,8 +149,7 @@ impl ResultStore for SqliteStore {
             })
             .await
             .map_err(|e| StoreError(format!("the store's reader failed: {e}")))??;
-            row.map(|(format, body)| decode_row(format, &body))
-                .transpose()
+            Ok(row.map(|(format, body)| StoredRow { format, body }))
         })
     }
 

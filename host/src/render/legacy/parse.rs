@@ -1,7 +1,7 @@
-//! Reading results that arrive as text: the legacy `{"success": ..}` envelope and
-//! the versioned serialized form.
+//! The legacy parser: reads the `{"success": ..}` envelope back into a result
+//! object.
 //!
-//! The legacy parser follows the ADR's "Legacy input" rule. A JSON object with a
+//! It follows the ADR's "Legacy input" rule. A JSON object with a
 //! boolean `success` is an envelope: `data` becomes the data of a success; `error`
 //! (a string, or an object whose `message` and `code` are taken and whose other
 //! keys are kept as details) becomes the failure; keys beside the envelope
@@ -11,140 +11,22 @@
 //! no typed home is kept verbatim in [`LegacyKeys`], and the legacy renderer puts
 //! it back where it was.
 //!
-//! Results that leave the host and are read back later (stored large results, app
-//! responses) carry a [`FormatVersion`]; [`decode`] picks the parser for it, so rows
-//! written by an older toolhost and apps built against an older format stay readable.
+//! App tools answer with this envelope, or with a versioned result (see
+//! [`super::format`]).
 
 use serde_json::{Map, Value};
 
+use super::keys;
 use crate::result::{
     ContentPart, ErrorCode, Extension, LegacyKeys, Pagination, StoredLink, ToolResult,
     ToolResultBuilder,
 };
 
-/// The wire names of the legacy envelope, shared with its renderer.
-pub mod keys {
-    pub const SUCCESS: &str = "success";
-    pub const DATA: &str = "data";
-    pub const ERROR: &str = "error";
-    pub const META: &str = "_meta";
-    pub const SUMMARY: &str = "summary";
-    pub const DRY_RUN: &str = "dryRun";
-    pub const RESPONSE_SIZE: &str = "responseSize";
-    pub const RESOURCE_URI: &str = "resourceUri";
-    pub const STORED_LINKS: &str = "storedLinks";
-    pub const PAGINATION: &str = "pagination";
-    pub const QUERY: &str = "query";
-    pub const GENERATED_AT: &str = "generatedAt";
-    pub const EXPIRES_AT: &str = "expiresAt";
-    pub const DURATION_MS: &str = "durationMs";
-    pub const ERROR_CODE: &str = "errorCode";
-    pub const ERROR_DETAILS: &str = "errorDetails";
-    pub const PARTS: &str = "parts";
-}
-
-/// The version of a serialized result. Add a variant for each new serialized form;
-/// never change what an existing one means.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum FormatVersion {
-    /// The legacy `{"success": ..}` envelope string, which carries no version.
-    Legacy = 0,
-    /// The serialized [`ToolResult`] of toolhost 0.1 (camelCase JSON).
-    V1 = 1,
-}
-
-impl FormatVersion {
-    /// The version this build writes.
-    pub const CURRENT: FormatVersion = FormatVersion::V1;
-
-    /// The version with this number, if this build knows it.
-    pub fn from_number(number: u64) -> Option<FormatVersion> {
-        match number {
-            0 => Some(FormatVersion::Legacy),
-            1 => Some(FormatVersion::V1),
-            _ => None,
-        }
-    }
-
-    pub fn number(self) -> u64 {
-        self as u64
-    }
-}
-
-/// A serialized result could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum FormatError {
-    #[error(
-        "result format version {0} is newer than this toolhost knows (up to {known}); upgrade toolhost to read it",
-        known = FormatVersion::CURRENT.number()
-    )]
-    UnknownVersion(u64),
-    #[error("result of format version {version} is not valid: {source}")]
-    Invalid {
-        version: u64,
-        #[source]
-        source: serde_json::Error,
-    },
-}
-
-/// Serializes `result` in the current format version.
-pub fn encode(result: &ToolResult) -> (FormatVersion, String) {
-    let text = serde_json::to_string(result).expect("a ToolResult always serializes");
-    (FormatVersion::CURRENT, text)
-}
-
-/// Reads a result serialized in `version`.
-///
-/// # Errors
-///
-/// [`FormatError::Invalid`] when the text is not a result of that version. The
-/// legacy version never fails: any text is a valid legacy answer.
-pub fn decode(version: FormatVersion, text: &str) -> Result<ToolResult, FormatError> {
-    match version {
-        FormatVersion::Legacy => Ok(parse_legacy(text)),
-        FormatVersion::V1 => serde_json::from_str(text).map_err(|source| FormatError::Invalid {
-            version: version.number(),
-            source,
-        }),
-    }
-}
-
-/// Reads an app's answer: either a versioned result object
-/// (`{"format": N, "result": {..}}`) or, failing that, legacy text.
-///
-/// # Errors
-///
-/// A [`FormatError`] when the answer claims a format version it does not hold,
-/// or one newer than this build knows.
-pub fn decode_app_response(text: &str) -> Result<ToolResult, FormatError> {
-    if let Ok(Value::Object(object)) = serde_json::from_str::<Value>(text)
-        && let (Some(Value::Number(format)), Some(result)) =
-            (object.get("format"), object.get("result"))
-        && !object.contains_key(keys::SUCCESS)
-    {
-        let number = format
-            .as_u64()
-            .ok_or(FormatError::UnknownVersion(u64::MAX))?;
-        let version =
-            FormatVersion::from_number(number).ok_or(FormatError::UnknownVersion(number))?;
-        return match version {
-            FormatVersion::Legacy => Ok(parse_legacy(&result.to_string())),
-            FormatVersion::V1 => {
-                serde_json::from_value(result.clone()).map_err(|source| FormatError::Invalid {
-                    version: number,
-                    source,
-                })
-            }
-        };
-    }
-    Ok(parse_legacy(text))
-}
-
 /// Parses a legacy answer into a result object. Never fails: text that is not an
 /// envelope becomes one text part, unchanged.
 ///
 /// ```
-/// use toolhost::legacy::parse_legacy;
+/// use toolhost::render::legacy::parse::parse_legacy;
 /// let ok = parse_legacy(r#"{"success": true, "data": {"id": 7}, "dryRun": true}"#);
 /// assert_eq!(ok.data(), Some(&serde_json::json!({"id": 7})));
 /// assert_eq!(ok.metadata().dry_run, Some(true));
@@ -483,41 +365,5 @@ mod tests {
             parse_legacy(r#"{"success": true, "data": null}"#).data(),
             None
         );
-    }
-
-    #[test]
-    fn versioned_round_trip() {
-        let result = ToolResult::failure(ErrorCode::NotFound, "gone")
-            .details(json!({"id": 1}))
-            .summary("s")
-            .part(ContentPart::binary(vec![0, 1, 2], "image/png"))
-            .build();
-        let (version, text) = encode(&result);
-        assert_eq!(decode(version, &text).unwrap(), result);
-    }
-
-    #[test]
-    fn app_response_with_version_or_legacy() {
-        let versioned =
-            r#"{"format": 1, "result": {"outcome": {"success": {"data": 5}}, "summary": "five"}}"#;
-        let result = decode_app_response(versioned).unwrap();
-        assert_eq!(result.data(), Some(&json!(5)));
-        assert_eq!(result.summary(), Some("five"));
-
-        let legacy = decode_app_response(r#"{"success": true, "data": 5}"#).unwrap();
-        assert_eq!(legacy.data(), Some(&json!(5)));
-
-        let future = decode_app_response(r#"{"format": 99, "result": {}}"#).unwrap_err();
-        assert!(future.to_string().contains("upgrade toolhost"), "{future}");
-    }
-
-    #[test]
-    fn decode_picks_the_parser_by_version() {
-        let text = r#"{"success": true, "data": 1}"#;
-        assert_eq!(
-            decode(FormatVersion::Legacy, text).unwrap().data(),
-            Some(&json!(1))
-        );
-        assert!(decode(FormatVersion::V1, text).is_err());
     }
 }

@@ -3,7 +3,8 @@
 //! This is the format tools and apps produced before the result object, and what
 //! existing readers (clients, prompts, evaluation suites) parse. It is rendered on
 //! its own for callers that ask for it, and as the text block of the MCP `compat`
-//! mode. The legacy parser (`crate::legacy`) reads it back into the same result.
+//! mode. The legacy parser ([`parse`]) reads it back into the same result; the
+//! versioned serialized form of stored results and app answers is in [`format`].
 //!
 //! Layout: `success`; then `data` (a success with data) or `error` (always the
 //! message string, which is what legacy readers show); then `summary` and `dryRun`
@@ -12,10 +13,13 @@
 //! the error's code and details, the content parts, and extension values under
 //! `namespace/name`.
 
+pub mod format;
+pub mod keys;
+pub mod parse;
+
 use serde_json::{Map, Value, json};
 
 use super::{RenderContext, Renderer};
-use crate::legacy::keys;
 use crate::result::{Outcome, ToolResult};
 
 /// Renders the legacy envelope as a JSON object.
@@ -101,8 +105,8 @@ pub fn envelope_text(result: &ToolResult, ctx: &RenderContext<'_>) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::parse::parse_legacy;
     use super::*;
-    use crate::legacy::parse_legacy;
     use crate::result::{ContentPart, ErrorCode, Extension, Pagination, StoredLink};
     use jiff::Timestamp;
 
