@@ -312,7 +312,6 @@ async fn replicas_connecting_at_once_share_one_table() {
             body: &body,
             data_size: result.data().map(|data| json_size(data) as u64),
             principal: None,
-            rendered_size: 0,
         })
         .await
         .unwrap();

@@ -101,16 +101,29 @@ impl Mapper {
         ctx: &RenderContext<'_>,
     ) -> Rendered {
         let limit = self.limits.for_target(target);
-        let value = self.render_inline(result, target, ctx);
-        let size = json_size(&value);
-        if size <= limit {
-            return Rendered {
-                value,
-                size,
-                offloaded: false,
-            };
-        }
+        // Every format carries the data whole (the envelope's `data`, MCP's
+        // structured content or text, A2A's data part), so data that alone is
+        // over the limit is stored without first rendering what would not be sent.
+        let data_alone_over = result
+            .data()
+            .is_some_and(|data| json_size_exceeds(data, limit));
+        let size = if data_alone_over {
+            None
+        } else {
+            let value = self.render_inline(result, target, ctx);
+            let size = json_size(&value);
+            if size <= limit {
+                return Rendered {
+                    value,
+                    size,
+                    offloaded: false,
+                };
+            }
+            Some(size)
+        };
         let Some(store) = &self.store else {
+            let value = self.render_inline(result, target, ctx);
+            let size = json_size(&value);
             tracing::warn!(tool = ctx.tool, size, limit, %target, "result over the size limit and no result store configured; sending it inline");
             return Rendered {
                 value,
@@ -118,22 +131,25 @@ impl Mapper {
                 offloaded: false,
             };
         };
+        let oversize = size.map_or_else(
+            || "over the limit".to_owned(),
+            |size| format!("{size} bytes"),
+        );
         let (version, body) = encode(result);
         let offload = Offload {
             format: version.number(),
             body: &body,
             data_size: result.data().map(|data| json_size(data) as u64),
             principal: ctx.principal,
-            rendered_size: size,
         };
         let link = match store.put(offload).await {
             Ok(link) => link,
             Err(error) => {
-                tracing::error!(tool = ctx.tool, size, limit, %error, "could not store a result over the size limit");
+                tracing::error!(tool = ctx.tool, size = oversize, limit, %error, "could not store a result over the size limit");
                 let failure = ToolResult::failure_with(
                     ErrorCode::ToolError,
                     format!(
-                        "The result ({size} bytes) is larger than the {limit} bytes this format allows inline, and storing it failed: {error}"
+                        "The result ({oversize}) is larger than the {limit} bytes this format allows inline, and storing it failed: {error}"
                     ),
                     json!({ "size": size, "limit": limit }),
                 );
@@ -147,8 +163,7 @@ impl Mapper {
         };
 
         let mut slim = result
-            .to_builder()
-            .without_payload()
+            .to_builder_without_payload()
             .stored_link(link.clone());
         if let Some(expiry) = link.expires_at {
             let earliest = result
@@ -194,4 +209,84 @@ pub fn json_size(value: &Value) -> usize {
     let mut counter = Counter(0);
     serde_json::to_writer(&mut counter, value).expect("writing JSON to a counter cannot fail");
     counter.0
+}
+
+/// Whether `value` as compact JSON is longer than `limit` bytes, by a lower bound
+/// of its size: every character and bracket counted, but not the escapes in
+/// strings nor the digits of fractions, so `false` may still mean "over". It
+/// stops as soon as the bound passes the limit, and formats nothing.
+pub fn json_size_exceeds(value: &Value, limit: usize) -> bool {
+    fn at_least(value: &Value, limit: usize, sum: &mut usize) -> bool {
+        *sum += match value {
+            Value::Null | Value::Bool(true) => 4,
+            Value::Bool(false) => 5,
+            Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+                (Some(u), _) => u.checked_ilog10().unwrap_or(0) as usize + 1,
+                (None, Some(i)) => i.unsigned_abs().ilog10() as usize + 2,
+                // A float is written with at least a digit, a point and a digit.
+                _ => 3,
+            },
+            Value::String(s) => s.len() + 2,
+            Value::Array(items) => {
+                *sum += 2 + items.len().saturating_sub(1);
+                return items.iter().any(|item| at_least(item, limit, sum)) || *sum > limit;
+            }
+            Value::Object(map) => {
+                // Braces, and per entry the quoted key, a colon and a comma.
+                *sum += 2 + map.len().saturating_sub(1);
+                return map.iter().any(|(key, item)| {
+                    *sum += key.len() + 3;
+                    at_least(item, limit, sum)
+                }) || *sum > limit;
+            }
+        };
+        *sum > limit
+    }
+    let mut sum = 0;
+    at_least(value, limit, &mut sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bound never says "over" for JSON that fits, and is exact for JSON
+    /// without escapes or fractions.
+    #[test]
+    fn size_bound_is_a_lower_bound() {
+        let values = [
+            json!(null),
+            json!(true),
+            json!(false),
+            json!(0),
+            json!(9),
+            json!(10),
+            json!(-1),
+            json!(-10),
+            json!(u64::MAX),
+            json!(i64::MIN),
+            json!(0.5),
+            json!(-1.25e-7),
+            json!(""),
+            json!("line\nbreak \"quoted\" \u{1} ünïcode"),
+            json!([]),
+            json!([1, [2, [3]], {}]),
+            json!({}),
+            json!({"a": 1, "b\n": [true, null], "c": {"d": "e"}}),
+        ];
+        for value in values {
+            let size = json_size(&value);
+            for limit in 0..size + 3 {
+                if json_size_exceeds(&value, limit) {
+                    assert!(size > limit, "{value}: {size} bytes, said over {limit}");
+                }
+            }
+            let escapes = value.to_string().contains('\\');
+            let fractions = value.to_string().contains('.');
+            if !escapes && !fractions {
+                assert!(!json_size_exceeds(&value, size), "{value}");
+                assert!(json_size_exceeds(&value, size - 1), "{value}");
+            }
+        }
+    }
 }

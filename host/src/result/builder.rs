@@ -65,17 +65,6 @@ impl ToolResultBuilder {
         self
     }
 
-    /// Removes the payload: the data of a success, the details of a failure.
-    /// What stays (code, message, summary, parts, links, metadata) still says
-    /// what happened.
-    pub fn without_payload(mut self) -> Self {
-        match &mut self.result.outcome {
-            Outcome::Success { data } => *data = None,
-            Outcome::Failure(error) => error.details = None,
-        }
-        self
-    }
-
     /// A short text for the model or a human.
     pub fn summary(mut self, summary: impl Into<String>) -> Self {
         self.result.summary = Some(summary.into());

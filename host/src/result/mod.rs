@@ -60,6 +60,28 @@ impl ToolResult {
         ToolResultBuilder::from_result(self.clone())
     }
 
+    /// A builder starting from a copy of this result without its payload: the
+    /// data of a success, the details of a failure. What the mapper renders
+    /// beside the link to the stored whole; the payload, often most of the
+    /// result, is not copied.
+    pub fn to_builder_without_payload(&self) -> ToolResultBuilder {
+        let outcome = match &self.outcome {
+            Outcome::Success { .. } => Outcome::Success { data: None },
+            Outcome::Failure(error) => Outcome::Failure(ToolError {
+                code: error.code,
+                message: error.message.clone(),
+                details: None,
+            }),
+        };
+        ToolResultBuilder::from_result(ToolResult {
+            outcome,
+            summary: self.summary.clone(),
+            content: self.content.clone(),
+            stored_links: self.stored_links.clone(),
+            metadata: self.metadata.clone(),
+        })
+    }
+
     pub fn outcome(&self) -> &Outcome {
         &self.outcome
     }

@@ -43,8 +43,6 @@ pub struct Offload<'a> {
     pub data_size: Option<u64>,
     /// Who called; only this principal may read it back.
     pub principal: Option<&'a str>,
-    /// The size of the rendering that did not fit, in bytes.
-    pub rendered_size: usize,
 }
 
 /// A stored result as it was kept: the body and its format version, as an

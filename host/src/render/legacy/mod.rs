@@ -17,6 +17,7 @@ pub mod format;
 pub mod keys;
 pub mod parse;
 
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Value, json};
 
 use super::{RenderContext, Renderer};
@@ -34,73 +35,108 @@ impl Renderer for LegacyRenderer {
 
 /// The envelope of `result`.
 pub fn envelope(result: &ToolResult, ctx: &RenderContext<'_>) -> Map<String, Value> {
-    let mut out = Map::new();
-    let mut meta = Map::new();
-    match result.outcome() {
-        Outcome::Success { data } => {
-            out.insert(keys::SUCCESS.into(), json!(true));
-            if let Some(data) = data {
-                out.insert(keys::DATA.into(), data.clone());
-            }
-        }
-        Outcome::Failure(error) => {
-            out.insert(keys::SUCCESS.into(), json!(false));
-            out.insert(keys::ERROR.into(), json!(error.message));
-            meta.insert(keys::ERROR_CODE.into(), json!(error.code.as_str()));
-            if let Some(details) = &error.details {
-                meta.insert(keys::ERROR_DETAILS.into(), details.clone());
-            }
-        }
+    let Envelope { mut rest, data } = Envelope::of(result, ctx);
+    if let Some(data) = data {
+        rest.shift_insert(1, keys::DATA.into(), data.clone());
     }
-    if let Some(summary) = result.summary() {
-        out.insert(keys::SUMMARY.into(), json!(summary));
-    }
-    let metadata = result.metadata();
-    if let Some(dry_run) = metadata.dry_run {
-        out.insert(keys::DRY_RUN.into(), json!(dry_run));
-    }
-    for (key, value) in &metadata.legacy.beside {
-        out.insert(key.clone(), value.clone());
-    }
-
-    let generated_at = metadata.generated_at.unwrap_or(ctx.now);
-    meta.insert(keys::GENERATED_AT.into(), json!(generated_at.to_string()));
-    if let Some(at) = metadata.expires_at {
-        meta.insert(keys::EXPIRES_AT.into(), json!(at.to_string()));
-    }
-    if let Some(ms) = metadata.duration_ms {
-        meta.insert(keys::DURATION_MS.into(), json!(ms));
-    }
-    if let Some(size) = metadata.response_size {
-        meta.insert(keys::RESPONSE_SIZE.into(), json!(size));
-    }
-    if let Some(pagination) = &metadata.pagination {
-        meta.insert(keys::PAGINATION.into(), json!(pagination));
-    }
-    if let Some(query) = &metadata.query {
-        meta.insert(keys::QUERY.into(), query.clone());
-    }
-    if let Some(first) = result.stored_links().first() {
-        // `resourceUri` is what legacy readers know; `storedLinks` keeps every link whole.
-        meta.insert(keys::RESOURCE_URI.into(), json!(first.uri));
-        meta.insert(keys::STORED_LINKS.into(), json!(result.stored_links()));
-    }
-    if !result.content().is_empty() {
-        meta.insert(keys::PARTS.into(), json!(result.content()));
-    }
-    for extension in &metadata.extensions {
-        meta.insert(extension.key(), extension.value().clone());
-    }
-    for (key, value) in &metadata.legacy.meta {
-        meta.insert(key.clone(), value.clone());
-    }
-    out.insert(keys::META.into(), Value::Object(meta));
-    out
+    rest
 }
 
 /// The envelope as the compact JSON string legacy readers parse.
+///
+/// Written straight from the result: the data, usually most of it, is not
+/// copied into a tree first.
 pub fn envelope_text(result: &ToolResult, ctx: &RenderContext<'_>) -> String {
-    Value::Object(envelope(result, ctx)).to_string()
+    serde_json::to_string(&Envelope::of(result, ctx)).expect("a JSON value always serializes")
+}
+
+/// The envelope of one result, its data borrowed.
+struct Envelope<'a> {
+    /// Every key but `data`, in order.
+    rest: Map<String, Value>,
+    /// What goes under `data`, second, right after `success`.
+    data: Option<&'a Value>,
+}
+
+impl<'a> Envelope<'a> {
+    fn of(result: &'a ToolResult, ctx: &RenderContext<'_>) -> Self {
+        let mut out = Map::new();
+        let mut meta = Map::new();
+        let mut data = None;
+        match result.outcome() {
+            Outcome::Success { data: value } => {
+                out.insert(keys::SUCCESS.into(), json!(true));
+                data = value.as_ref();
+            }
+            Outcome::Failure(error) => {
+                out.insert(keys::SUCCESS.into(), json!(false));
+                out.insert(keys::ERROR.into(), json!(error.message));
+                meta.insert(keys::ERROR_CODE.into(), json!(error.code.as_str()));
+                if let Some(details) = &error.details {
+                    meta.insert(keys::ERROR_DETAILS.into(), details.clone());
+                }
+            }
+        }
+        if let Some(summary) = result.summary() {
+            out.insert(keys::SUMMARY.into(), json!(summary));
+        }
+        let metadata = result.metadata();
+        if let Some(dry_run) = metadata.dry_run {
+            out.insert(keys::DRY_RUN.into(), json!(dry_run));
+        }
+        for (key, value) in &metadata.legacy.beside {
+            // A key beside the envelope named like the data takes its place, as
+            // inserting it into the envelope would.
+            if key == keys::DATA && data.is_some() {
+                data = Some(value);
+            } else {
+                out.insert(key.clone(), value.clone());
+            }
+        }
+
+        let generated_at = metadata.generated_at.unwrap_or(ctx.now);
+        meta.insert(keys::GENERATED_AT.into(), json!(generated_at.to_string()));
+        if let Some(at) = metadata.expires_at {
+            meta.insert(keys::EXPIRES_AT.into(), json!(at.to_string()));
+        }
+        if let Some(ms) = metadata.duration_ms {
+            meta.insert(keys::DURATION_MS.into(), json!(ms));
+        }
+        if let Some(size) = metadata.response_size {
+            meta.insert(keys::RESPONSE_SIZE.into(), json!(size));
+        }
+        if let Some(pagination) = &metadata.pagination {
+            meta.insert(keys::PAGINATION.into(), json!(pagination));
+        }
+        if let Some(query) = &metadata.query {
+            meta.insert(keys::QUERY.into(), query.clone());
+        }
+        if let Some(first) = result.stored_links().first() {
+            // `resourceUri` is what legacy readers know; `storedLinks` keeps every link whole.
+            meta.insert(keys::RESOURCE_URI.into(), json!(first.uri));
+            meta.insert(keys::STORED_LINKS.into(), json!(result.stored_links()));
+        }
+        if !result.content().is_empty() {
+            meta.insert(keys::PARTS.into(), json!(result.content()));
+        }
+        for extension in &metadata.extensions {
+            meta.insert(extension.key(), extension.value().clone());
+        }
+        for (key, value) in &metadata.legacy.meta {
+            meta.insert(key.clone(), value.clone());
+        }
+        out.insert(keys::META.into(), Value::Object(meta));
+        Envelope { rest: out, data }
+    }
+}
+
+impl Serialize for Envelope<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut rest = self.rest.iter().map(|(key, value)| (key.as_str(), value));
+        let success = rest.next();
+        let data = self.data.map(|data| (keys::DATA, data));
+        serializer.collect_map(success.into_iter().chain(data).chain(rest))
+    }
 }
 
 #[cfg(test)]
