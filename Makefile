@@ -161,7 +161,7 @@ bench: guests
 	# Copies: a shared target directory may be rebuilt under the running bench.
 	mkdir -p $(BENCH_BIN)
 	cp $(TARGET_DIR)/release/toolhost $(TARGET_DIR)/release/examples/native_add $(TARGET_DIR)/release/examples/bench $(BENCH_BIN)/
-	# A backtrace captured with every wasmtime error would be measured too.
+	# As a service runs: RUST_BACKTRACE makes every error on a fault path walk the stack.
 	env -u RUST_BACKTRACE $(CARGO) bench --locked --bench call
 	env -u RUST_BACKTRACE TOOLHOST=$(BENCH_BIN)/toolhost NATIVE_ADD=$(BENCH_BIN)/native_add \
 		CRITERION_DIR=$(TARGET_DIR)/criterion WASSETTE=$(WASSETTE) QUICK=$(QUICK) $(BENCH_BIN)/bench

@@ -127,10 +127,15 @@ impl Drop for Stdio_ {
 }
 
 fn rss_kib(pid: u32) -> u64 {
+    status_kib(pid, "VmRSS:")
+}
+
+/// A memory figure of `/proc/<pid>/status` (`VmRSS:`, `RssAnon:`, ..), in KiB.
+fn status_kib(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
 }
@@ -172,9 +177,9 @@ fn calls_per_second(subject: &Subject, server: &mut Stdio_, window: Duration) ->
     calls as f64 / started.elapsed().as_secs_f64()
 }
 
-/// Time from spawning the process to the answer of `tools/list`, and the resident
-/// memory once it is idle.
-fn start_up(subject: &Subject) -> (Duration, u64, usize) {
+/// Time from spawning the process to the answer of `tools/list`, the resident
+/// memory once it is idle, and how much of that is private (not mapped from files).
+fn start_up(subject: &Subject) -> (Duration, u64, usize, u64) {
     let started = Instant::now();
     let mut server = subject.start();
     server.initialize();
@@ -182,7 +187,8 @@ fn start_up(subject: &Subject) -> (Duration, u64, usize) {
     let elapsed = started.elapsed();
     let tools = listed["tools"].as_array().map_or(0, Vec::len);
     std::thread::sleep(Duration::from_millis(300));
-    (elapsed, server.rss_kib(), tools)
+    let private = status_kib(server.child.id(), "RssAnon:");
+    (elapsed, server.rss_kib(), tools, private)
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
@@ -609,26 +615,29 @@ fn main() {
         };
         let mut times = Vec::new();
         let mut rss = Vec::new();
+        let mut private = Vec::new();
         let mut tools = 0;
         for _ in 0..runs {
             if let Some(dir) = cold_dir {
                 let _ = std::fs::remove_dir_all(dir);
             }
-            let (t, r, n) = start_up(&subject);
+            let (t, r, n, p) = start_up(&subject);
             times.push(t.as_secs_f64());
             rss.push(r as f64);
+            private.push(p as f64);
             tools = n;
         }
         (
             Duration::from_secs_f64(median(times)),
             median(rss) as u64,
             tools,
+            median(private) as u64,
         )
     };
     let examples = rust_examples();
     let examples_cfg = toolhost_config("examples", &examples, "");
     startup("warm", &examples_cfg, 1, None);
-    let (t, rss, n) = startup("examples", &examples_cfg, 7, None);
+    let (t, rss, n, private) = startup("examples", &examples_cfg, 7, None);
     table.row(
         &format!(
             "P4 start-up to first tools/list, the {} Rust examples ({n} tools), compile cache",
@@ -643,8 +652,8 @@ fn main() {
         ),
     );
     table.row(
-        "P5 resident memory, the examples idle",
-        mib(rss),
+        "P5 resident memory, the examples idle (of which private: not mapped from the binary or the compiled components)",
+        format!("{} ({})", mib(rss), mib(private)),
         "≤ 30 MB",
         format!(
             "{:.2}× target ({})",
@@ -657,7 +666,7 @@ fn main() {
     ten.push(("py".into(), lang_guest("py_tools")));
     let ten_cfg = toolhost_config("ten", &ten, "");
     let cache = root().join("target/bench/ten/data/compile-cache");
-    let (cold, _, n) = startup("ten-cold", &ten_cfg, 1, Some(&cache));
+    let (cold, _, n, _) = startup("ten-cold", &ten_cfg, 1, Some(&cache));
     table.row(
         &format!(
             "P4 start-up, {} plugins incl. JS and Python ({n} tools), cold (compiles)",
@@ -667,7 +676,7 @@ fn main() {
         "—",
         "—".into(),
     );
-    let (cached, rss10, _) = startup("ten-cached", &ten_cfg, 5, None);
+    let (cached, rss10, _, _) = startup("ten-cached", &ten_cfg, 5, None);
     table.row(
         &format!(
             "P4 start-up, {} plugins incl. JS and Python, cached",
@@ -698,7 +707,7 @@ fn main() {
         .collect();
     let hundred_cfg = toolhost_config("hundred", &hundred, "");
     startup("hundred-warm", &hundred_cfg, 1, None);
-    let (t100, rss100, n100) = startup("hundred", &hundred_cfg, 3, None);
+    let (t100, rss100, n100, _) = startup("hundred", &hundred_cfg, 3, None);
     table.row(
         &format!("P5 resident memory, 100 plugins ({n100} tools; hello, calc, word_stats, errors ×25), idle"),
         format!("{} (start-up {})", mib(rss100), ms(t100)),
@@ -736,7 +745,7 @@ fn main() {
             rss.push(server.rss_kib() as f64);
         }
         let one_cfg = toolhost_config("one", &[("calc".into(), rust_guest("calc"))], "");
-        let (t1, rss1, _) = startup("one", &one_cfg, 5, None);
+        let (t1, rss1, _, _) = startup("one", &one_cfg, 5, None);
         let (tw, rw) = (median(times), median(rss));
         table.row(
             "Peer: start-up to calc's tool listed, toolhost vs wassette (calc.wasm only, cached)",
