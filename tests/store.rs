@@ -159,7 +159,7 @@ async fn offload_at_the_limit_boundary_reads_back_identical_on_both_stores() {
                 let rendered = mapper.render(&result, target, &ctx).await;
                 let what = format!("{backend:?} {target}, {size} bytes against limit {limit}");
                 assert_eq!(rendered.offloaded, offloaded, "{what}");
-                assert!(rendered.size <= limit, "{what}: sent {}", rendered.size);
+                assert!(rendered.size() <= limit, "{what}: sent {}", rendered.size());
                 if offloaded {
                     let back = store
                         .get(&link_in(&rendered.value), Some("alice"))

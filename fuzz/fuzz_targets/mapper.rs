@@ -336,6 +336,5 @@ fuzz_target!(|input: Input| {
 
         let rendered = RUNTIME.block_on(limited.render(&input.result, target, &ctx));
         check(target, &rendered.value, "limited");
-        assert_eq!(rendered.size, toolhost::render::json_size(&rendered.value));
     }
 });

@@ -456,7 +456,9 @@ async fn render_samples(name: Option<&str>, target: &str) -> ExitCode {
             };
             println!(
                 "# {} ({}) as {target}, {} bytes{note}",
-                sample.name, sample.about, rendered.size
+                sample.name,
+                sample.about,
+                rendered.size()
             );
             println!(
                 "{}",

@@ -51,10 +51,16 @@ impl Default for SizeLimits {
 pub struct Rendered {
     /// The JSON to send.
     pub value: Value,
-    /// Its size in bytes, as compact JSON.
-    pub size: usize,
     /// Whether the full result went to the store (then `value` carries its link).
     pub offloaded: bool,
+}
+
+impl Rendered {
+    /// The size of the rendering in bytes, as compact JSON. Counted on demand:
+    /// the mapper itself only counts what is near the limit.
+    pub fn size(&self) -> usize {
+        json_size(&self.value)
+    }
 }
 
 /// The one place where a result becomes wire JSON.
@@ -111,11 +117,18 @@ impl Mapper {
             None
         } else {
             let value = self.render_inline(result, target, ctx);
+            // Most results are far below the limit: a bound that formats nothing
+            // says so without serializing the rendering to count it.
+            if json_size_within(&value, limit) {
+                return Rendered {
+                    value,
+                    offloaded: false,
+                };
+            }
             let size = json_size(&value);
             if size <= limit {
                 return Rendered {
                     value,
-                    size,
                     offloaded: false,
                 };
             }
@@ -127,7 +140,6 @@ impl Mapper {
             tracing::warn!(tool = ctx.tool, size, limit, %target, "result over the size limit and no result store configured; sending it inline");
             return Rendered {
                 value,
-                size,
                 offloaded: false,
             };
         };
@@ -153,10 +165,8 @@ impl Mapper {
                     ),
                     json!({ "size": size, "limit": limit }),
                 );
-                let value = self.render_inline(&failure, target, ctx);
                 return Rendered {
-                    size: json_size(&value),
-                    value,
+                    value: self.render_inline(&failure, target, ctx),
                     offloaded: false,
                 };
             }
@@ -187,7 +197,6 @@ impl Mapper {
             value = self.render_inline(&slim, target, ctx);
         }
         Rendered {
-            size: json_size(&value),
             value,
             offloaded: true,
         }
@@ -209,6 +218,36 @@ pub fn json_size(value: &Value) -> usize {
     let mut counter = Counter(0);
     serde_json::to_writer(&mut counter, value).expect("writing JSON to a counter cannot fail");
     counter.0
+}
+
+/// Whether `value` as compact JSON is at most `limit` bytes long, by an upper bound
+/// of its size: every string byte counted as a six-byte escape, every number at
+/// its longest. `false` may still mean "within"; it stops as soon as the bound
+/// passes the limit, and formats nothing.
+pub fn json_size_within(value: &Value, limit: usize) -> bool {
+    fn at_most(value: &Value, limit: usize, sum: &mut usize) -> bool {
+        *sum += match value {
+            Value::Null | Value::Bool(_) => 5,
+            // `-9223372036854775808`, or a float as `-1.7976931348623157e308`.
+            Value::Number(_) => 24,
+            Value::String(s) => s.len() * 6 + 2,
+            Value::Array(items) => {
+                *sum += 2 + items.len();
+                return *sum <= limit && items.iter().all(|item| at_most(item, limit, sum));
+            }
+            Value::Object(map) => {
+                *sum += 2 + map.len();
+                return *sum <= limit
+                    && map.iter().all(|(key, item)| {
+                        *sum += key.len() * 6 + 3;
+                        at_most(item, limit, sum)
+                    });
+            }
+        };
+        *sum <= limit
+    }
+    let mut sum = 0;
+    at_most(value, limit, &mut sum)
 }
 
 /// Whether `value` as compact JSON is longer than `limit` bytes, by a lower bound
@@ -250,10 +289,10 @@ pub fn json_size_exceeds(value: &Value, limit: usize) -> bool {
 mod tests {
     use super::*;
 
-    /// The bound never says "over" for JSON that fits, and is exact for JSON
-    /// without escapes or fractions.
+    /// The bounds never say "over" for JSON that fits nor "within" for JSON that
+    /// does not, and the lower one is exact for JSON without escapes or fractions.
     #[test]
-    fn size_bound_is_a_lower_bound() {
+    fn size_bounds_hold() {
         let values = [
             json!(null),
             json!(true),
@@ -280,6 +319,9 @@ mod tests {
                 if json_size_exceeds(&value, limit) {
                     assert!(size > limit, "{value}: {size} bytes, said over {limit}");
                 }
+                if json_size_within(&value, limit) {
+                    assert!(size <= limit, "{value}: {size} bytes, said within {limit}");
+                }
             }
             let escapes = value.to_string().contains('\\');
             let fractions = value.to_string().contains('.');
@@ -287,6 +329,7 @@ mod tests {
                 assert!(!json_size_exceeds(&value, size), "{value}");
                 assert!(json_size_exceeds(&value, size - 1), "{value}");
             }
+            assert!(json_size_within(&value, size * 6 + 24), "{value}");
         }
     }
 }
