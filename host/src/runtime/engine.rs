@@ -15,9 +15,10 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// How much of a pooled memory or table slot, in bytes, is reset by copying the
 /// pages a call dirtied rather than by unmapping them (where `PAGEMAP_SCAN` is
 /// available). It bounds what an idle warm slot keeps resident: a small Rust
-/// tool dirties tens of KiB per call, an interpreter (JS, Python) several MiB,
-/// whose remainder is unmapped as before.
-pub const KEEP_RESIDENT_BYTES: usize = 1 << 20;
+/// tool dirties tens of KiB per call and stays within it; an interpreter (JS,
+/// Python) or a memory-hungry call dirties MiBs, whose remainder is unmapped as
+/// before, so a slot that once ran one does not keep it all.
+pub const KEEP_RESIDENT_BYTES: usize = 256 << 10;
 
 /// Engine settings chosen from the configuration.
 #[derive(Debug, Clone, Copy)]
