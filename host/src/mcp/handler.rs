@@ -332,10 +332,8 @@ impl ServerHandler for Session {
         })?;
         if revision.is_stateless() {
             let mut meta = wire.meta.take().unwrap_or_default();
-            meta.insert(
-                "io.modelcontextprotocol/serverInfo".into(),
-                json!({ "name": "toolhost", "version": env!("CARGO_PKG_VERSION") }),
-            );
+            let (key, value) = mcp::server_info("toolhost", env!("CARGO_PKG_VERSION"));
+            meta.insert(key, value);
             wire.meta = Some(meta);
         }
         Ok(wire.into())

@@ -220,6 +220,16 @@ fn text_block(text: String) -> Value {
     json!({ "type": "text", "text": text })
 }
 
+/// The `_meta` entry with which a 2026-07-28 result names the server that sent
+/// it: its key and value. The MCP edge adds it to every stateless result; it is
+/// no part of what a tool returned, so it is not in the rendering itself.
+pub fn server_info(name: &str, version: &str) -> (String, Value) {
+    (
+        "io.modelcontextprotocol/serverInfo".to_owned(),
+        json!({ "name": name, "version": version }),
+    )
+}
+
 /// The `resources/read` contents of a stored result: its data as JSON text, then
 /// each content part that has a resource form (text as text, bytes as a blob).
 /// A stored result without data or parts reads as its legacy envelope, so a read
