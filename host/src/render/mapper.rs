@@ -113,7 +113,7 @@ impl Mapper {
         let data_alone_over = result
             .data()
             .is_some_and(|data| json_size_exceeds(data, limit));
-        let size = if data_alone_over {
+        let oversized = if data_alone_over {
             None
         } else {
             let value = self.render_inline(result, target, ctx);
@@ -132,17 +132,21 @@ impl Mapper {
                     offloaded: false,
                 };
             }
-            Some(size)
+            Some((value, size))
         };
         let Some(store) = &self.store else {
-            let value = self.render_inline(result, target, ctx);
-            let size = json_size(&value);
+            let (value, size) = oversized.unwrap_or_else(|| {
+                let value = self.render_inline(result, target, ctx);
+                let size = json_size(&value);
+                (value, size)
+            });
             tracing::warn!(tool = ctx.tool, size, limit, %target, "result over the size limit and no result store configured; sending it inline");
             return Rendered {
                 value,
                 offloaded: false,
             };
         };
+        let size = oversized.map(|(_, size)| size);
         let oversize = size.map_or_else(
             || "over the limit".to_owned(),
             |size| format!("{size} bytes"),
