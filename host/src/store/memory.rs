@@ -70,9 +70,7 @@ impl ResultStore for MemoryStore {
 
     fn put<'a>(&'a self, offload: Offload<'a>) -> StoreFuture<'a, StoredLink> {
         Box::pin(async move {
-            let format = i64::try_from(offload.format).map_err(|_| {
-                StoreError(format!("format version {} out of range", offload.format))
-            })?;
+            let format = offload.row_format()?;
             let mut hash = Sha256::new();
             hash.update(offload.body.as_bytes());
             hash.update([0]);

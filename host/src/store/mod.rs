@@ -45,6 +45,18 @@ pub struct Offload<'a> {
     pub principal: Option<&'a str>,
 }
 
+impl Offload<'_> {
+    /// The format version as the rows of every store hold it.
+    ///
+    /// # Errors
+    ///
+    /// When the number does not fit a row's column.
+    pub fn row_format(&self) -> Result<i64, StoreError> {
+        i64::try_from(self.format)
+            .map_err(|_| StoreError(format!("format version {} out of range", self.format)))
+    }
+}
+
 /// A stored result as it was kept: the body and its format version, as an
 /// [`Offload`] handed them over.
 #[derive(Debug, Clone, PartialEq, Eq)]

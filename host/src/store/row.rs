@@ -38,8 +38,7 @@ impl NewRow {
         now: Timestamp,
         ttl: SignedDuration,
     ) -> Result<Self, StoreError> {
-        let format = i64::try_from(offload.format)
-            .map_err(|_| StoreError(format!("format version {} out of range", offload.format)))?;
+        let format = offload.row_format()?;
         let expires_at = now
             .checked_add(ttl)
             .map_err(|e| StoreError(format!("expiry out of range: {e}")))?;
