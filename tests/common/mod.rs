@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod attack;
 pub mod host;
 pub mod mcp_client;
 pub mod postgres;
