@@ -206,7 +206,7 @@ pub async fn run(host: &Host, tool: &str, arguments: Value, ordinary: Ordinary) 
     let message = hostile.await.expect("the hostile call's task");
     done.store(true, Ordering::Relaxed);
     sampler.join().unwrap();
-    Outcome {
+    let outcome = Outcome {
         code: error_code(&message),
         message,
         rss_before_kib,
@@ -215,7 +215,18 @@ pub async fn run(host: &Host, tool: &str, arguments: Value, ordinary: Ordinary) 
         peak_fds: peak_fds.load(Ordering::Relaxed).max(fds_before),
         ordinary_calls,
         slowest_ordinary: slowest,
-    }
+    };
+    eprintln!(
+        "attack {tool}: {:?}; host RSS {} -> {} KiB at the peak, fds {} -> {}; {} ordinary calls beside it, the slowest {:?}",
+        outcome.code,
+        outcome.rss_before_kib,
+        outcome.peak_rss_kib,
+        outcome.fds_before,
+        outcome.peak_fds,
+        outcome.ordinary_calls,
+        outcome.slowest_ordinary
+    );
+    outcome
 }
 
 /// A file outside every grant with content no tool can guess: it must stay as it
