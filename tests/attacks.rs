@@ -107,7 +107,9 @@ guest = "/data"
 async fn loops_bombs_and_overflows_are_stopped_while_the_host_serves() {
     let fixture = Fixture::start();
     fixture.attack("spin", json!({}), "timeout").await;
-    fixture.attack("slow_host_calls", json!({}), "timeout").await;
+    fixture
+        .attack("slow_host_calls", json!({}), "timeout")
+        .await;
     fixture
         .attack("memory_bomb", json!({}), "resource_limit")
         .await;
@@ -134,7 +136,11 @@ async fn nothing_outside_the_grant_is_read_written_or_reached() {
         ("write_readonly", json!({})),
     ] {
         let outcome = fixture.attack(tool, arguments, "tool_error").await;
-        assert!(!outcome.text().contains("root:"), "{tool}: {}", outcome.text());
+        assert!(
+            !outcome.text().contains("root:"),
+            "{tool}: {}",
+            outcome.text()
+        );
     }
     assert!(
         !Path::new(&fixture.dir.path().join("granted/written.txt")).exists(),
@@ -148,11 +154,18 @@ async fn nothing_outside_the_grant_is_read_written_or_reached() {
             "permission_denied",
         )
         .await;
-    assert!(!fixture.connected(), "a guest without a network rule connected");
+    assert!(
+        !fixture.connected(),
+        "a guest without a network rule connected"
+    );
     // The host has a HOME; the guest, granted no variable, must not see it.
     let home = std::env::var("HOME").unwrap();
     let outcome = fixture
         .attack("read_env", json!({"name": "HOME"}), "tool_error")
         .await;
-    assert!(!outcome.text().contains(&format!("\"{home}\"")), "{}", outcome.text());
+    assert!(
+        !outcome.text().contains(&format!("\"{home}\"")),
+        "{}",
+        outcome.text()
+    );
 }
