@@ -135,12 +135,16 @@ fn usage_error(message: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// The configuration, with every grant checked against the rules of
+/// `config::grants` (at start and at each hot load).
 fn load_config(source: &Source) -> Result<Config, String> {
-    let mut config = match &source.config {
+    let file = match &source.config {
+        Some(path) => Some(path.as_path()),
+        None if Path::new("toolhost.toml").exists() => Some(Path::new("toolhost.toml")),
+        None => None,
+    };
+    let mut config = match file {
         Some(path) => Config::load(path).map_err(|e| e.to_string())?,
-        None if Path::new("toolhost.toml").exists() => {
-            Config::load(Path::new("toolhost.toml")).map_err(|e| e.to_string())?
-        }
         None => Config::embedded(),
     };
     if !source.plugins.is_empty() {
@@ -151,6 +155,7 @@ fn load_config(source: &Source) -> Result<Config, String> {
             .collect::<Result<_, _>>()
             .map_err(|e| e.to_string())?;
     }
+    toolhost::config::grants::check(&mut config, file).map_err(|e| e.to_string())?;
     Ok(config)
 }
 
@@ -169,6 +174,7 @@ fn engine_settings(config: &Config) -> EngineSettings {
 
 async fn open(source: &Source) -> Result<(Config, Runtime, Catalog), String> {
     let config = load_config(source)?;
+    toolhost::runtime::ensure_private_dir(&config.host.data_dir, "host.data_dir")?;
     let runtime = Runtime::new(
         engine_settings(&config),
         config.host.data_dir.join("compile-cache"),
@@ -374,8 +380,13 @@ async fn check(component: &Path, strict: bool) -> ExitCode {
         fuel: plugin_config.policy.fuel.is_some(),
         max_memory_bytes: plugin_config.policy.memory_mib << 20,
     };
-    let cache_dir = std::env::temp_dir().join("toolhost-check-cache");
-    let runtime = match Runtime::new(settings, cache_dir) {
+    // A fresh private cache for this run: a shared one in the temporary
+    // directory could be planted by another user.
+    let scratch = match toolhost::runtime::ScratchDir::new("toolhost-check") {
+        Ok(scratch) => scratch,
+        Err(e) => return usage_error(format!("cannot create a private compile cache: {e}")),
+    };
+    let runtime = match Runtime::new(settings, scratch.path().to_path_buf()) {
         Ok(runtime) => runtime,
         Err(e) => return usage_error(format!("cannot start the engine: {e:#}")),
     };

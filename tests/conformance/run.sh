@@ -7,11 +7,39 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=target/conformance
 rm -rf "$out" && mkdir -p "$out"
-mkdir -p target/conformance-data/plugins # watched, and writable by the conformance guest
+# The watched plugin directory: written only by the watcher below, never by a guest.
+plugins=target/conformance-plugins
+rm -rf "$plugins" && mkdir -p "$plugins"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 ./target/release/toolhost serve --http "127.0.0.1:$port" --config tests/conformance/toolhost.toml 2>"$out/server.log" &
 server=$!
-trap 'kill $server 2>/dev/null || true' EXIT
+# test_trigger_tool_change: the guest logs a fixed line (TRIGGER_MARKER in
+# guest-examples/conformance/src/lib.rs); this watcher, outside the sandbox, sees it
+# in the server's log and writes into the watched plugin directory, as an operator
+# would. It ends with the server.
+python3 - "$out/server.log" "$plugins/trigger.toml" "$server" <<'WATCH' &
+import os, sys, time
+log, trigger, server = sys.argv[1], sys.argv[2], int(sys.argv[3])
+marker = b"toolhost-conformance: please touch the plugin directory"
+offset, pending = 0, b""
+while True:
+    try:
+        os.kill(server, 0)
+    except OSError:
+        break
+    with open(log, "rb") as f:
+        f.seek(offset)
+        chunk = f.read()
+        offset = f.tell()
+    lines = (pending + chunk).split(b"\n")
+    pending = lines.pop()
+    if any(marker in line and b"test_trigger_tool_change" in line for line in lines):
+        with open(trigger, "w") as f:
+            f.write(f"# touched at {time.time_ns()}\n")
+    time.sleep(0.05)
+WATCH
+watcher=$!
+trap 'kill $server $watcher 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do
   curl -s -o /dev/null "http://127.0.0.1:$port/mcp" && break
   sleep 0.1

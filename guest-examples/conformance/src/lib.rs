@@ -91,25 +91,23 @@ fn json_schema_2020_12() -> toolhost_guest::Value {
     })
 }
 
-/// Writes a sidecar-style file into the watched plugin directory: a change the
-/// host's hot load notices.
+/// The line [`trigger_tool_change`] logs: `tests/conformance/run.sh` watches the
+/// server's log for it and, outside the sandbox, touches the watched plugin
+/// directory.
+pub const TRIGGER_MARKER: &str = "toolhost-conformance: please touch the plugin directory";
+
+/// Asks for a change of the catalog. No guest can write into a plugin directory
+/// (the host refuses any grant that reaches one: a guest could install code), so
+/// the tool only says so on its log, and the test harness makes the change the
+/// way an operator would; the host then reloads and sends
+/// `notifications/tools/list_changed`.
 fn trigger_tool_change() -> ToolResult {
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    match std::fs::write("/plugins/trigger.toml", format!("# touched at {stamp}\n")) {
-        Ok(()) => ToolResult::empty()
-            .part(Part::text(
-                "The plugin directory changed; the tool list will follow.",
-            ))
-            .build(),
-        Err(error) => ToolResult::failure(
-            ErrorCode::ToolError,
-            format!("cannot write the plugin directory: {error}"),
-        )
-        .build(),
-    }
+    log::info(TRIGGER_MARKER);
+    ToolResult::empty()
+        .part(Part::text(
+            "The plugin directory will change; the tool list will follow.",
+        ))
+        .build()
 }
 
 struct Conformance;
@@ -157,13 +155,14 @@ impl Plugin for Conformance {
             .input_schema(json_schema_2020_12())
             .read_only(true)
             .build(),
-            // SEP-2575's diagnostic hook: it changes the catalog the way an
-            // operator does, by writing into the watched plugin directory (granted
-            // to this plugin, writable, at /plugins); the host reloads and sends
+            // SEP-2575's diagnostic hook: the catalog changes the way an operator
+            // changes it, by a file in the watched plugin directory, which the
+            // test harness writes when this tool asks on its log (no guest may
+            // write there); the host reloads and sends
             // `notifications/tools/list_changed`.
             ToolDescriptor::new(
                 "test_trigger_tool_change",
-                "Touches the watched plugin directory, so the host reloads its tools.",
+                "Asks the test harness to touch the watched plugin directory, so the host reloads its tools.",
             )
             .input_schema(no_arguments())
             .build(),

@@ -15,6 +15,7 @@ use serde::Deserialize;
 
 use crate::render::{OutputMode, SizeLimits};
 
+pub mod grants;
 mod store;
 mod webhook;
 pub use store::{Secret, StoreBackend, StoreConfig};
@@ -423,14 +424,7 @@ fn plugin_config(
             ));
         }
     }
-    if policy.memory_mib == 0 || policy.timeout_ms == 0 || policy.max_instances == 0 {
-        return Err(ConfigError::new(
-            file,
-            format!(
-                "plugin {name}: memory_mib, timeout_ms and max_instances must be greater than 0"
-            ),
-        ));
-    }
+    check_limits(&name, &policy, file)?;
     if let Some(prefix) = &prefix
         && (prefix.is_empty()
             || !prefix
@@ -450,6 +444,57 @@ fn plugin_config(
         policy,
         source: file.to_path_buf(),
     })
+}
+
+/// The largest `policy.memory_mib`: a 32-bit guest cannot address more.
+pub const MAX_MEMORY_MIB: u64 = 4096;
+/// The largest `policy.timeout_ms`: one hour.
+pub const MAX_TIMEOUT_MS: u64 = 3_600_000;
+/// The largest `policy.max_instances`.
+pub const MAX_INSTANCES: u32 = 1024;
+
+/// Each limit of `policy` within its range (and never zero), so no later
+/// arithmetic on it can overflow.
+fn check_limits(name: &str, policy: &PolicyConfig, file: &Path) -> Result<(), ConfigError> {
+    let out_of_range = |key: &str, value: u64, max: u64, unit: &str| {
+        ConfigError::new(
+            file,
+            format!("plugin {name}: policy.{key} = {value} is out of range; use 1 to {max}{unit}"),
+        )
+    };
+    if !(1..=MAX_MEMORY_MIB).contains(&policy.memory_mib) {
+        return Err(out_of_range(
+            "memory_mib",
+            policy.memory_mib,
+            MAX_MEMORY_MIB,
+            " (MiB; a 32-bit guest cannot use more than 4 GiB)",
+        ));
+    }
+    if !(1..=MAX_TIMEOUT_MS).contains(&policy.timeout_ms) {
+        return Err(out_of_range(
+            "timeout_ms",
+            policy.timeout_ms,
+            MAX_TIMEOUT_MS,
+            " (milliseconds, one hour)",
+        ));
+    }
+    if !(1..=MAX_INSTANCES).contains(&policy.max_instances) {
+        return Err(out_of_range(
+            "max_instances",
+            u64::from(policy.max_instances),
+            u64::from(MAX_INSTANCES),
+            "",
+        ));
+    }
+    if policy.fuel == Some(0) {
+        return Err(ConfigError::new(
+            file,
+            format!(
+                "plugin {name}: policy.fuel = 0 would stop every call at once; give a budget greater than 0 or leave it out"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Every `.wasm` in `dir`, each with its sidecar `<stem>.toml` if there is one.
@@ -551,6 +596,30 @@ mod tests {
 
         let err = parse("[[plugin]]\npath = \"a.wasm\"\n[[plugin.policy.preopens]]\nhost = \"d\"\nguest = \"data\"\n").unwrap_err();
         assert!(err.to_string().contains("must be absolute"), "{err}");
+    }
+
+    #[test]
+    fn limits_out_of_range_are_errors_naming_the_key() {
+        for (key, value) in [
+            ("timeout_ms", "0"),
+            ("timeout_ms", "9223372036854775807"),
+            ("memory_mib", "4097"),
+            ("max_instances", "1025"),
+            ("fuel", "0"),
+        ] {
+            let err = parse(&format!(
+                "[[plugin]]\npath = \"a.wasm\"\n[plugin.policy]\n{key} = {value}\n"
+            ))
+            .unwrap_err()
+            .to_string();
+            assert!(
+                err.starts_with("test.toml: plugin a: ")
+                    && err.contains(&format!("policy.{key} = {value}")),
+                "{err}"
+            );
+        }
+        let at_the_top = "[[plugin]]\npath = \"a.wasm\"\n[plugin.policy]\ntimeout_ms = 3600000\nmemory_mib = 4096\nmax_instances = 1024\n";
+        assert!(parse(at_the_top).is_ok());
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //! The watch polls each directory's listing (names, sizes, modification times)
 //! every half second: portable, cheap for a directory of components, and it sees a
 //! file only once it is complete (a copy in progress changes its size). A catalog
-//! that fails to load is logged and the old one stays in service.
+//! that fails to load is logged (`error.type = "reload_refused"`, with the file and
+//! key at fault) and the old one stays in service. The watcher itself never stops:
+//! each load runs in a task of its own, so even a panic in it is only logged.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -51,18 +53,25 @@ pub async fn watch(
         let config = match load() {
             Ok(config) => config,
             Err(error) => {
-                tracing::error!(%error, "plugin directory changed, but the configuration does not load; keeping the current tools");
+                tracing::error!(%error, error.type = "reload_refused", "plugin directory changed, but the configuration does not load; keeping the current tools");
                 continue;
             }
         };
-        match Catalog::load(&config, &runtime).await {
-            Ok(catalog) => {
+        let loading = tokio::spawn({
+            let runtime = runtime.clone();
+            async move { Catalog::load(&config, &runtime).await }
+        });
+        match loading.await {
+            Ok(Ok(catalog)) => {
                 let names: Vec<&str> = catalog.tools().iter().map(|t| t.name.as_str()).collect();
                 tracing::info!(tools = %names.join(", "), "plugin directory changed; catalog reloaded");
                 server.replace_catalog(Arc::new(catalog)).await;
             }
+            Ok(Err(error)) => {
+                tracing::error!(%error, error.type = "reload_refused", "plugin directory changed, but a plugin does not load; keeping the current tools")
+            }
             Err(error) => {
-                tracing::error!(%error, "plugin directory changed, but a plugin does not load; keeping the current tools")
+                tracing::error!(%error, error.type = "reload_refused", "plugin directory changed, but loading it failed; keeping the current tools")
             }
         }
     }

@@ -19,7 +19,7 @@ mod policy;
 mod state;
 mod webhook;
 
-pub use cache::Origin;
+pub use cache::{Origin, ScratchDir, ensure_private_dir};
 pub use descriptor::{Annotations, ToolDescriptor};
 pub use engine::{EPOCH_TICK, EngineSettings};
 pub use network::NetworkPolicy;
@@ -63,6 +63,8 @@ pub struct Runtime {
     ticker: Arc<EpochTicker>,
     /// Whether the engine meters fuel (then every store needs some).
     meters_fuel: bool,
+    /// The largest memory a pooled slot holds (`None`: allocated on demand).
+    pooled_memory_bytes: Option<u64>,
 }
 
 impl Runtime {
@@ -70,7 +72,8 @@ impl Runtime {
     ///
     /// # Errors
     ///
-    /// When wasmtime refuses the engine configuration.
+    /// When wasmtime refuses the engine configuration, or the compile cache is not
+    /// private (see [`ensure_private_dir`]).
     pub fn new(settings: EngineSettings, cache_dir: PathBuf) -> wasmtime::Result<Runtime> {
         let engine = engine::build(settings)?;
         let mut linker = Linker::<CallState>::new(&engine);
@@ -78,7 +81,7 @@ impl Runtime {
         PluginWorld::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| {
             state
         })?;
-        let cache = CompileCache::new(cache_dir, &engine);
+        let cache = CompileCache::new(cache_dir, &engine).map_err(wasmtime::Error::msg)?;
         let ticker = Arc::new(EpochTicker::start(&engine));
         Ok(Runtime {
             engine,
@@ -86,6 +89,7 @@ impl Runtime {
             cache,
             ticker,
             meters_fuel: settings.fuel,
+            pooled_memory_bytes: settings.pooling.then_some(settings.max_memory_bytes),
         })
     }
 
@@ -105,6 +109,7 @@ impl Runtime {
             path: config.path.display().to_string(),
             problem,
         };
+        self.check_engine_fits(config)?;
         let bytes = std::fs::read(&config.path).map_err(|e| {
             error(format!(
                 "cannot read the component: {e}; build it (make guests) or fix the path in {}",
@@ -165,6 +170,30 @@ impl Runtime {
             .collect::<Result<_, _>>()
             .map_err(error)?;
         Ok(plugin)
+    }
+}
+
+impl Runtime {
+    /// A plugin loaded after start (hot load) may ask for what the engine was not
+    /// built with: refused naming the file and key, instead of failing every call.
+    fn check_engine_fits(&self, config: &PluginConfig) -> Result<(), LoadError> {
+        let refuse = |problem: String| LoadError {
+            path: config.source.display().to_string(),
+            problem: format!("plugin {}: {problem}", config.name),
+        };
+        if config.policy.fuel.is_some() && !self.meters_fuel {
+            return Err(refuse("policy.fuel is set, but this toolhost started without fuel metering (no plugin had `fuel` then); restart toolhost to apply it, or remove the key".into()));
+        }
+        if let Some(slot) = self.pooled_memory_bytes
+            && config.policy.memory_mib << 20 > slot
+        {
+            return Err(refuse(format!(
+                "policy.memory_mib = {} is more than this toolhost's memory slots hold ({} MiB, the largest at start); restart toolhost to apply it, or lower the key",
+                config.policy.memory_mib,
+                slot >> 20
+            )));
+        }
+        Ok(())
     }
 }
 

@@ -232,7 +232,10 @@ impl Plugin {
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limiter);
-        let deadline = Instant::now() + self.capabilities.timeout;
+        // The configuration bounds `timeout_ms`; never a panic here regardless.
+        let deadline = Instant::now()
+            .checked_add(self.capabilities.timeout)
+            .ok_or_else(|| wasmtime::Error::msg("policy.timeout_ms is out of range"))?;
         // Each epoch tick, a running guest yields its thread to other calls; past
         // the deadline it is stopped.
         store.set_epoch_deadline(1);

@@ -6,13 +6,19 @@
 //! Defaults are deny: no preopened directories, no environment variables, no
 //! network (every address refused, name lookup off), no configuration values.
 //!
+//! A preopened directory is opened once, at load, and kept open for the plugin's
+//! life ([`Preopen`]); every call is given that same directory, never the host path
+//! resolved again, so a path renamed or replaced by a symlink after load (by
+//! another plugin, say) changes nothing a call can reach.
+//!
 //! Network checks run in one closure on the *resolved* socket address
 //! ([`NetworkPolicy`]: allow-list first, then blocked networks). Every denial is
 //! logged with `error.type = "network_denied"` and recorded for the call's fault
 //! report.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::fs::File;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
@@ -33,7 +39,7 @@ pub struct PolicyError {
 #[derive(Debug)]
 pub struct Capabilities {
     plugin: String,
-    preopens: Vec<(PathBuf, String, FsPerms)>,
+    preopens: Vec<Preopen>,
     env: Vec<(String, String)>,
     network: Arc<NetworkPolicy>,
     config: Arc<BTreeMap<String, String>>,
@@ -62,18 +68,12 @@ impl Capabilities {
         };
         let mut preopens = Vec::new();
         for preopen in &policy.preopens {
-            if !preopen.host.is_dir() {
-                return Err(error(format!(
-                    "preopen {} is not a directory on the host; create it or fix `host`",
-                    preopen.host.display()
-                )));
-            }
             let perms = if preopen.writable {
                 FsPerms::ReadWrite
             } else {
                 FsPerms::ReadOnly
             };
-            preopens.push((preopen.host.clone(), preopen.guest.clone(), perms));
+            preopens.push(Preopen::open(&preopen.host, &preopen.guest, perms).map_err(error)?);
         }
         let mut env = Vec::new();
         for name in &policy.env {
@@ -85,13 +85,6 @@ impl Capabilities {
             }
         }
         let network = NetworkPolicy::parse(&policy.network).map_err(error)?;
-        if policy.memory_mib > 4096 {
-            tracing::warn!(
-                plugin,
-                memory_mib = policy.memory_mib,
-                "memory limit above 4 GiB: a 32-bit guest cannot use more than 4 GiB"
-            );
-        }
         Ok(Capabilities {
             plugin: plugin.to_owned(),
             preopens,
@@ -114,7 +107,7 @@ impl Capabilities {
     pub fn has_writable_preopen(&self) -> bool {
         self.preopens
             .iter()
-            .any(|(_, _, perms)| matches!(perms, FsPerms::ReadWrite))
+            .any(|preopen| matches!(preopen.perms, FsPerms::ReadWrite))
     }
 
     /// The configuration values granted to the plugin.
@@ -128,7 +121,7 @@ impl Capabilities {
     ///
     /// # Errors
     ///
-    /// When a preopened directory can no longer be opened.
+    /// When a preopened directory can no longer be opened (`/proc` is gone).
     pub fn prepare(
         &self,
         tool: &str,
@@ -138,8 +131,8 @@ impl Capabilities {
     ) -> wasmtime::Result<WasiCtx> {
         let mut builder = WasiCtxBuilder::new();
         builder.stdout(stdout.clone()).stderr(stderr.clone());
-        for (host, guest, perms) in &self.preopens {
-            builder.preopened_dir(host, guest, *perms)?;
+        for preopen in &self.preopens {
+            builder.preopened_dir(preopen.handle_path(), &preopen.guest, preopen.perms)?;
         }
         builder.envs(&self.env);
         // TCP and UDP stay on so that every attempt reaches the check below, which
@@ -167,4 +160,87 @@ impl Capabilities {
         });
         Ok(builder.build())
     }
+}
+
+/// A directory granted to a plugin, opened once at load and kept open.
+///
+/// wasmtime-wasi 48 takes a preopen only as a host path, which it opens anew for
+/// every call. Each call is therefore given the path of the kept descriptor,
+/// `/proc/self/fd/<n>`: a "magic link" that the kernel resolves to the very
+/// directory opened at load, wherever it has been moved and whatever now lies at its
+/// old path. (Where there is no `/proc`, the canonical path fixed at load is used.)
+#[derive(Debug)]
+struct Preopen {
+    /// The directory, open for the plugin's life.
+    handle: File,
+    /// The canonical path fixed at load (used only where there is no `/proc`).
+    #[cfg(not(target_os = "linux"))]
+    host: PathBuf,
+    guest: String,
+    perms: FsPerms,
+}
+
+impl Preopen {
+    /// Opens the directory at `host` (already canonical when the configuration's
+    /// grant check ran) and checks that a call can reach it through the handle.
+    fn open(host: &Path, guest: &str, perms: FsPerms) -> Result<Preopen, String> {
+        let not_a_dir = |why: String| {
+            format!(
+                "preopen {} is not a directory on the host ({why}); create it or fix `host`",
+                host.display()
+            )
+        };
+        let handle = File::open(host).map_err(|e| not_a_dir(e.to_string()))?;
+        let meta = handle.metadata().map_err(|e| not_a_dir(e.to_string()))?;
+        if !meta.is_dir() {
+            return Err(not_a_dir("it is a file".into()));
+        }
+        let preopen = Preopen {
+            handle,
+            #[cfg(not(target_os = "linux"))]
+            host: host.to_path_buf(),
+            guest: guest.to_owned(),
+            perms,
+        };
+        // The handle path must lead to this very directory, or calls would fail.
+        let reopened = std::fs::metadata(preopen.handle_path()).map_err(|e| {
+            format!(
+                "preopen {}: cannot reach the directory opened at load through {} ({e}); is /proc mounted?",
+                host.display(),
+                preopen.handle_path().display()
+            )
+        })?;
+        if !same_file(&meta, &reopened) {
+            return Err(format!(
+                "preopen {}: {} does not lead to the directory opened at load",
+                host.display(),
+                preopen.handle_path().display()
+            ));
+        }
+        Ok(preopen)
+    }
+
+    /// The path each call opens: the kept descriptor's magic link.
+    #[cfg(target_os = "linux")]
+    fn handle_path(&self) -> PathBuf {
+        use std::os::fd::AsRawFd as _;
+        PathBuf::from(format!("/proc/self/fd/{}", self.handle.as_raw_fd()))
+    }
+
+    /// The path each call opens: without `/proc`, the path fixed at load.
+    #[cfg(not(target_os = "linux"))]
+    fn handle_path(&self) -> PathBuf {
+        self.host.clone()
+    }
+}
+
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    b.is_dir()
 }
