@@ -44,13 +44,6 @@ impl NetworkPolicy {
         self.rules.is_empty()
     }
 
-    /// Whether a rule names a host, so name lookup must be possible.
-    pub fn uses_names(&self) -> bool {
-        self.rules
-            .iter()
-            .any(|rule| matches!(rule.host, HostPattern::Name(_)))
-    }
-
     /// Whether a guest may look `name` up: a rule names it (ASCII case aside), or
     /// it is an IP address literal, which is answered without a query. Any other
     /// name is refused before a query leaves the host: the name itself could
