@@ -292,6 +292,33 @@ async fn a_non_loopback_address_needs_the_explicit_flag() {
     let error = refused.unwrap_err();
     assert!(matches!(error, HttpError::NotLoopback(_)));
     assert!(error.to_string().contains("--allow-remote"), "{error}");
+
+    // With the flag but without tokens, the server does not start either.
+    let store: Arc<dyn ResultStore> = Arc::new(MemoryStore::new(
+        SignedDuration::from_hours(1),
+        jiff::Timestamp::now,
+    ));
+    let server = Server::new(
+        host.catalog.clone(),
+        Mapper::default(),
+        store,
+        OutputMode::Compat,
+    );
+    let without_tokens = serve(
+        server,
+        Access::with_tokens(Tokens::default()),
+        "0.0.0.0:0".parse().unwrap(),
+        true,
+        CancellationToken::new(),
+        |_| {},
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(without_tokens, HttpError::RemoteWithoutTokens(_)),
+        "{without_tokens}"
+    );
+    assert!(without_tokens.to_string().contains("[[token]]"));
 }
 
 // The operator's authorization rules, against the release binary.
