@@ -19,7 +19,11 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use crate::config::{Config, PluginConfig, RequiredPrivileges, WebhookConfig, World};
+
+mod privileges;
 use crate::result::{ErrorCode, ToolResult};
+use privileges::{check_tool_privileges, effective_privileges};
+
 use crate::runtime::{
     Annotations, CallContext, EventSender, LoadError, Plugin, Runtime, ToolDescriptor, Webhook,
     WebhookError,
@@ -474,41 +478,6 @@ fn policy_hints(plugin: &Plugin) -> impl Fn(Annotations) -> Annotations + use<> 
     }
 }
 
-/// Every tool `tool_privileges` names must be one the plugin offers: a typo must
-/// not leave the tool it meant unprotected.
-fn check_tool_privileges(
-    config: &PluginConfig,
-    descriptors: &[ToolDescriptor],
-) -> Result<(), CatalogError> {
-    for tool in config.privileges.per_tool.keys() {
-        if !descriptors.iter().any(|d| &d.name == tool) {
-            let tools: Vec<&str> = descriptors.iter().map(|d| d.name.as_str()).collect();
-            return Err(CatalogError::UnknownPrivilegedTool {
-                file: config.source.display().to_string(),
-                plugin: config.name.clone(),
-                tool: tool.clone(),
-                tools: tools.join(", "),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// The privileges `descriptor` requires under `required`: the operator's for
-/// every tool, the operator's for this tool, and the plugin's own, sorted.
-fn effective_privileges(descriptor: &ToolDescriptor, required: &RequiredPrivileges) -> Vec<String> {
-    let per_tool = required.per_tool.get(&descriptor.name);
-    required
-        .all
-        .iter()
-        .chain(per_tool.into_iter().flatten())
-        .chain(&descriptor.required_privileges)
-        .cloned()
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect()
-}
-
 fn checked_tool(
     prefix: Option<&str>,
     provider: &Provider,
@@ -556,58 +525,4 @@ fn checked_tool(
         input,
         output,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn descriptor(name: &str, declared: &[&str]) -> ToolDescriptor {
-        ToolDescriptor {
-            name: name.into(),
-            title: None,
-            description: String::new(),
-            input_schema: json!({"type": "object"}),
-            output_schema: None,
-            annotations: Annotations::default(),
-            required_privileges: declared.iter().map(|p| p.to_string()).collect(),
-            required_client_capabilities: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn the_operator_sets_privileges_and_a_plugin_can_only_add() {
-        let required = RequiredPrivileges {
-            all: vec!["ops".into()],
-            per_tool: [("add".to_owned(), vec!["math:add".to_owned()])].into(),
-        };
-        assert_eq!(
-            effective_privileges(&descriptor("add", &["self:declared", "ops"]), &required),
-            ["math:add", "ops", "self:declared"]
-        );
-        // A plugin that declares nothing still requires the operator's set.
-        assert_eq!(
-            effective_privileges(&descriptor("sub", &[]), &required),
-            ["ops"]
-        );
-        assert!(
-            effective_privileges(&descriptor("x", &[]), &RequiredPrivileges::default()).is_empty()
-        );
-    }
-
-    #[test]
-    fn a_caller_lacking_a_privilege_is_told_which() {
-        let required = ["a".to_owned(), "b".to_owned()];
-        let caller = Caller {
-            principal: Some("p".into()),
-            privileges: Some(BTreeSet::from(["a".to_owned()])),
-        };
-        assert_eq!(caller.missing(&required), ["b"]);
-        assert!(Caller::local().missing(&required).is_empty());
-        let none = Caller {
-            principal: Some("p".into()),
-            privileges: Some(BTreeSet::new()),
-        };
-        assert_eq!(none.missing(&required), ["a", "b"]);
-    }
 }

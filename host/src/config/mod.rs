@@ -15,8 +15,10 @@ use serde::Deserialize;
 
 use crate::render::{OutputMode, SizeLimits};
 
+mod privileges;
 mod store;
 mod webhook;
+pub use privileges::RequiredPrivileges;
 pub use store::{Secret, StoreBackend, StoreConfig};
 pub use webhook::{WebhookConfig, WebhookToolConfig};
 
@@ -113,41 +115,6 @@ pub struct PluginConfig {
     pub policy: PolicyConfig,
     /// The file this plugin was configured in, for error messages.
     pub source: PathBuf,
-}
-
-/// Privileges the operator requires of callers: `privileges` for every tool of a
-/// plugin, `tool_privileges` per tool (by the name the plugin gives it, without the
-/// prefix). A tool requires the union of these and what its plugin declares; a
-/// plugin can add to the operator's set, never remove from it. Default: none.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RequiredPrivileges {
-    pub all: Vec<String>,
-    pub per_tool: BTreeMap<String, Vec<String>>,
-}
-
-impl RequiredPrivileges {
-    fn new(
-        all: Vec<String>,
-        per_tool: BTreeMap<String, Vec<String>>,
-        file: &Path,
-        table: &str,
-    ) -> Result<Self, ConfigError> {
-        for (key, list) in std::iter::once(("privileges".to_owned(), &all)).chain(
-            per_tool
-                .iter()
-                .map(|(tool, list)| (format!("tool_privileges.{tool}"), list)),
-        ) {
-            if list.iter().any(|p| p.trim().is_empty()) {
-                return Err(ConfigError::new(
-                    file,
-                    format!(
-                        "{table}: {key}: a privilege name is empty; write names such as \"orders:write\""
-                    ),
-                ));
-            }
-        }
-        Ok(RequiredPrivileges { all, per_tool })
-    }
 }
 
 /// The two worlds a component may implement.
