@@ -5,6 +5,12 @@
 //! Load-time checks: names fit `^[a-zA-Z0-9_-]{1,64}$` after the plugin's prefix;
 //! input schemas are valid JSON Schema describing an object; output schemas are
 //! valid JSON Schema; a name used twice is an error naming both plugins.
+//!
+//! The privileges a tool requires are the operator's: those the configuration
+//! names for the plugin and the tool (`privileges`, `tool_privileges`, a webhook's
+//! `privileges`), joined by what the plugin declares, which can only add. A caller
+//! sees (and can call) only the tools whose privileges it holds; the call checks
+//! them again.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -12,8 +18,12 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use crate::config::{Config, PluginConfig, WebhookConfig, World};
+use crate::config::{Config, PluginConfig, RequiredPrivileges, WebhookConfig, World};
+
+mod privileges;
 use crate::result::{ErrorCode, ToolResult};
+use privileges::{check_tool_privileges, effective_privileges};
+
 use crate::runtime::{
     Annotations, CallContext, EventSender, LoadError, Plugin, Runtime, ToolDescriptor, Webhook,
     WebhookError,
@@ -44,6 +54,8 @@ pub struct Tool {
     pub descriptor: ToolDescriptor,
     /// The hints, with unset ones derived from the plugin's policy.
     pub annotations: Annotations,
+    /// The privileges a caller needs, sorted: the operator's and the plugin's.
+    privileges: Vec<String>,
     provider: Provider,
     input: jsonschema::Validator,
     output: Option<jsonschema::Validator>,
@@ -53,6 +65,17 @@ impl Tool {
     /// What serves the tool.
     pub fn provider(&self) -> &Provider {
         &self.provider
+    }
+
+    /// The privileges a caller needs: the union of those the configuration names
+    /// for the tool or its plugin and those the plugin declares.
+    pub fn privileges(&self) -> &[String] {
+        &self.privileges
+    }
+
+    /// Whether `caller` holds every privilege the tool requires (and so sees it).
+    pub fn visible_to(&self, caller: &Caller) -> bool {
+        caller.missing(&self.privileges).is_empty()
     }
 }
 
@@ -70,6 +93,18 @@ impl Caller {
     pub fn local() -> Self {
         Caller::default()
     }
+
+    /// The privileges of `required` the caller does not hold.
+    pub fn missing<'a>(&self, required: &'a [String]) -> Vec<&'a str> {
+        match &self.privileges {
+            None => Vec::new(),
+            Some(held) => required
+                .iter()
+                .filter(|p| !held.contains(*p))
+                .map(String::as_str)
+                .collect(),
+        }
+    }
 }
 
 /// A problem that stops the catalog from loading; each names the file.
@@ -84,6 +119,15 @@ pub enum CatalogError {
         path: String,
         tool: String,
         problem: String,
+    },
+    #[error(
+        "{file}: plugin {plugin}: tool_privileges names tool {tool:?}, which the plugin does not offer (its tools: {tools}); fix the name (the plugin's own, without the prefix) or remove the key"
+    )]
+    UnknownPrivilegedTool {
+        file: String,
+        plugin: String,
+        tool: String,
+        tools: String,
     },
     #[error(
         "tool name {name:?} is offered twice: by plugin {first} ({first_path}) and by plugin {second} ({second_path}); give one of them a `prefix`"
@@ -128,6 +172,7 @@ pub fn check(config: &PluginConfig, plugin: &Arc<Plugin>, strict: bool) -> Vec<F
             config.prefix.as_deref(),
             &provider,
             descriptor,
+            &config.privileges,
             policy_hints(plugin),
         ) {
             Ok(tool) => {
@@ -155,6 +200,9 @@ pub fn check(config: &PluginConfig, plugin: &Arc<Plugin>, strict: bool) -> Vec<F
     }
     if plugin.tools().is_empty() {
         findings.push(error("describe() returned no tools".into()));
+    }
+    if let Err(problem) = check_tool_privileges(config, plugin.tools()) {
+        findings.push(error(problem.to_string()));
     }
     findings
 }
@@ -203,12 +251,14 @@ impl Catalog {
     pub fn add(&mut self, config: &PluginConfig, plugin: Arc<Plugin>) -> Result<(), CatalogError> {
         let derive = policy_hints(&plugin);
         let descriptors = plugin.tools().to_vec();
+        check_tool_privileges(config, &descriptors)?;
         let path = config.path.display().to_string();
         self.add_tools(
             config.prefix.as_deref(),
             &descriptors,
             Provider::Component(plugin),
             path,
+            &config.privileges,
             derive,
         )
     }
@@ -225,11 +275,17 @@ impl Catalog {
     ) -> Result<(), CatalogError> {
         let descriptors = webhook.tools().to_vec();
         let url = webhook.url().to_owned();
+        // Each [[webhook.tool]]'s own `required_privileges` is in its descriptor.
+        let required = RequiredPrivileges {
+            all: config.privileges.clone(),
+            per_tool: Default::default(),
+        };
         self.add_tools(
             config.prefix.as_deref(),
             &descriptors,
             Provider::Webhook(webhook),
             url,
+            &required,
             |hints| hints,
         )
     }
@@ -240,17 +296,18 @@ impl Catalog {
         descriptors: &[ToolDescriptor],
         provider: Provider,
         path: String,
+        required: &RequiredPrivileges,
         derive: impl Fn(Annotations) -> Annotations,
     ) -> Result<(), CatalogError> {
         let mut seen = BTreeSet::new();
         for descriptor in descriptors {
-            let tool = checked_tool(prefix, &provider, descriptor, &derive).map_err(|problem| {
-                CatalogError::Descriptor {
+            let tool = checked_tool(prefix, &provider, descriptor, required, &derive).map_err(
+                |problem| CatalogError::Descriptor {
                     path: path.clone(),
                     tool: descriptor.name.clone(),
                     problem,
-                }
-            })?;
+                },
+            )?;
             if !seen.insert(tool.name.clone()) {
                 return Err(CatalogError::Descriptor {
                     path: path.clone(),
@@ -323,21 +380,15 @@ impl Catalog {
         request_id: &str,
         events: Option<EventSender>,
     ) -> ToolResult {
-        if let Some(held) = &caller.privileges {
-            let missing: Vec<&String> = tool
-                .descriptor
-                .required_privileges
-                .iter()
-                .filter(|p| !held.contains(*p))
-                .collect();
-            if !missing.is_empty() {
-                let list: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
-                return ToolResult::failure_with(
-                    ErrorCode::MissingPrivilege,
-                    format!("Missing privilege: {}", list.join(", ")),
-                    json!({ "missing": list }),
-                );
-            }
+        // Defence in depth: over MCP a caller does not even see a tool it lacks
+        // the privileges for.
+        let missing = caller.missing(&tool.privileges);
+        if !missing.is_empty() {
+            return ToolResult::failure_with(
+                ErrorCode::MissingPrivilege,
+                format!("Missing privilege: {}", missing.join(", ")),
+                json!({ "missing": missing }),
+            );
         }
         let empty = json!({});
         let arguments = arguments.unwrap_or(&empty);
@@ -431,6 +482,7 @@ fn checked_tool(
     prefix: Option<&str>,
     provider: &Provider,
     descriptor: &ToolDescriptor,
+    required: &RequiredPrivileges,
     derive: impl Fn(Annotations) -> Annotations,
 ) -> Result<Tool, String> {
     let name = match prefix {
@@ -468,6 +520,7 @@ fn checked_tool(
         name,
         descriptor: descriptor.clone(),
         annotations,
+        privileges: effective_privileges(descriptor, required),
         provider: provider.clone(),
         input,
         output,

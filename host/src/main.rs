@@ -45,7 +45,7 @@ enum Command {
         /// Serve Streamable HTTP on this address (e.g. 127.0.0.1:8080) instead of stdio.
         #[arg(long, value_name = "ADDR")]
         http: Option<std::net::SocketAddr>,
-        /// Allow listening on an address other than loopback.
+        /// Allow listening on an address other than loopback (needs [[token]]s).
         #[arg(long)]
         allow_remote: bool,
         #[command(flatten)]
@@ -191,6 +191,18 @@ async fn serve(
     http: Option<std::net::SocketAddr>,
     allow_remote: bool,
 ) -> ExitCode {
+    // Refused before anything is compiled: remote callers need tokens.
+    if allow_remote {
+        match load_config(source) {
+            Ok(config) if config.tokens.is_empty() => {
+                return usage_error(
+                    "--allow-remote without tokens would let anyone who reaches the server call every tool; configure at least one [[token]] (see docs/operating.md)",
+                );
+            }
+            Ok(_) => {}
+            Err(message) => return usage_error(message),
+        }
+    }
     let (config, runtime, catalog) = match open(source).await {
         Ok(opened) => opened,
         Err(message) => return usage_error(message),
@@ -237,6 +249,8 @@ async fn serve(
             let access = toolhost::mcp::http::Access {
                 tokens,
                 allowed_origins: config.host.allowed_origins.clone(),
+                allowed_hosts: config.host.allowed_hosts.clone(),
+                max_sessions: config.host.max_sessions,
             };
             let shutdown = tokio_util::sync::CancellationToken::new();
             let stop = shutdown.clone();
@@ -301,7 +315,7 @@ async fn list_tools(source: &Source) -> ExitCode {
             "description": d.description,
             "inputSchema": d.input_schema,
             "outputSchema": d.output_schema,
-            "requiredPrivileges": d.required_privileges,
+            "requiredPrivileges": tool.privileges(),
             "readOnly": tool.annotations.read_only,
             "openWorld": tool.annotations.open_world,
         });

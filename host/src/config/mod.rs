@@ -16,8 +16,10 @@ use serde::Deserialize;
 use crate::render::{OutputMode, SizeLimits};
 
 pub mod grants;
+mod privileges;
 mod store;
 mod webhook;
+pub use privileges::RequiredPrivileges;
 pub use store::{Secret, StoreBackend, StoreConfig};
 pub use webhook::{WebhookConfig, WebhookToolConfig};
 
@@ -86,6 +88,12 @@ pub struct HostSettings {
     pub pooling: bool,
     /// Browser origins allowed to call over HTTP (besides localhost ones).
     pub allowed_origins: Vec<String>,
+    /// `Host` values the HTTP endpoint accepts besides `localhost`, `127.0.0.1`,
+    /// `::1` and the bound address (a name or `name:port`, for a proxy in front).
+    pub allowed_hosts: Vec<String>,
+    /// Handshake-era HTTP sessions open at once (default 1,000); a new one past it
+    /// closes the one idle longest.
+    pub max_sessions: usize,
     /// How long a stored result's link stays readable, in seconds.
     pub result_ttl_secs: i64,
     /// Addresses webhooks may be reached at (`host:port` rules, as for plugins).
@@ -102,6 +110,9 @@ pub struct PluginConfig {
     pub world: Option<World>,
     /// Prepended to each tool name (`<prefix>_<tool>`), to keep names unique.
     pub prefix: Option<String>,
+    /// Privileges the operator requires of the callers of the plugin's tools (on
+    /// top of what the plugin itself declares).
+    pub privileges: RequiredPrivileges,
     pub policy: PolicyConfig,
     /// The file this plugin was configured in, for error messages.
     pub source: PathBuf,
@@ -222,6 +233,9 @@ struct RawHost {
     allocator: Option<String>,
     #[serde(default)]
     allowed_origins: Vec<String>,
+    #[serde(default)]
+    allowed_hosts: Vec<String>,
+    max_sessions: Option<usize>,
     result_ttl_secs: Option<i64>,
     #[serde(default)]
     webhook_allow: Vec<String>,
@@ -242,6 +256,10 @@ struct RawPlugin {
     path: Option<PathBuf>,
     world: Option<World>,
     prefix: Option<String>,
+    #[serde(default)]
+    privileges: Vec<String>,
+    #[serde(default)]
+    tool_privileges: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     policy: PolicyConfig,
 }
@@ -291,7 +309,7 @@ impl Config {
                     ),
                 ));
             };
-            plugins.push(plugin_config(
+            let mut config = plugin_config(
                 plugin.name,
                 base.join(path),
                 plugin.world,
@@ -299,7 +317,14 @@ impl Config {
                 plugin.policy,
                 file,
                 base,
-            )?);
+            )?;
+            config.privileges = RequiredPrivileges::new(
+                plugin.privileges,
+                plugin.tool_privileges,
+                file,
+                &format!("plugin {}", config.name),
+            )?;
+            plugins.push(config);
         }
         for dir in &host.plugin_dirs {
             plugins.extend(scan_plugin_dir(dir, file)?);
@@ -325,6 +350,16 @@ impl Config {
                     ),
                 ));
             }
+            RequiredPrivileges::new(
+                webhook.privileges.clone(),
+                webhook
+                    .tools
+                    .iter()
+                    .map(|t| (t.name.clone(), t.required_privileges.clone()))
+                    .collect(),
+                file,
+                &format!("[[webhook]] {}", webhook.name),
+            )?;
             if webhook.timeout_ms == 0 || webhook.max_response_bytes == 0 {
                 return Err(ConfigError::new(
                     file,
@@ -377,6 +412,17 @@ fn host_settings(raw: RawHost, file: &Path, base: &Path) -> Result<HostSettings,
         plugin_dirs: raw.plugin_dirs.into_iter().map(|d| base.join(d)).collect(),
         pooling,
         allowed_origins: raw.allowed_origins,
+        allowed_hosts: allowed_hosts(raw.allowed_hosts, file)?,
+        max_sessions: match raw.max_sessions {
+            None => HostSettings::DEFAULT_MAX_SESSIONS,
+            Some(0) => {
+                return Err(ConfigError::new(
+                    file,
+                    "host.max_sessions: 0 would refuse every session; use at least 1 (default 1000)",
+                ));
+            }
+            Some(max) => max,
+        },
         webhook_allow: raw.webhook_allow,
         result_ttl_secs: match raw.result_ttl_secs {
             None => 3_600,
@@ -389,6 +435,28 @@ fn host_settings(raw: RawHost, file: &Path, base: &Path) -> Result<HostSettings,
             }
         },
     })
+}
+
+impl HostSettings {
+    /// The default of `host.max_sessions`.
+    pub const DEFAULT_MAX_SESSIONS: usize = 1_000;
+}
+
+/// `host.allowed_hosts`: each a host name, an address, or `host:port`, as in a
+/// `Host` header.
+fn allowed_hosts(hosts: Vec<String>, file: &Path) -> Result<Vec<String>, ConfigError> {
+    for host in &hosts {
+        let authority = host.parse::<axum::http::uri::Authority>();
+        if host.trim().is_empty() || host.contains('@') || authority.is_err() {
+            return Err(ConfigError::new(
+                file,
+                format!(
+                    "host.allowed_hosts: {host:?} is not a host name or host:port as a Host header carries it, e.g. \"mcp.example.com\" or \"mcp.example.com:443\""
+                ),
+            ));
+        }
+    }
+    Ok(hosts)
 }
 
 fn plugin_config(
@@ -441,6 +509,7 @@ fn plugin_config(
         path,
         world,
         prefix,
+        privileges: RequiredPrivileges::default(),
         policy,
         source: file.to_path_buf(),
     })
@@ -539,13 +608,17 @@ pub fn sidecar_plugin(path: &Path) -> Result<PluginConfig, ConfigError> {
         world: Option<World>,
         prefix: Option<String>,
         #[serde(default)]
+        privileges: Vec<String>,
+        #[serde(default)]
+        tool_privileges: BTreeMap<String, Vec<String>>,
+        #[serde(default)]
         policy: PolicyConfig,
     }
     let text = std::fs::read_to_string(&sidecar)
         .map_err(|e| ConfigError::new(&sidecar, format!("cannot read the policy: {e}")))?;
     let raw: Sidecar =
         toml::from_str(&text).map_err(|e| ConfigError::new(&sidecar, e.to_string()))?;
-    plugin_config(
+    let mut config = plugin_config(
         raw.name,
         path.to_path_buf(),
         raw.world,
@@ -553,7 +626,14 @@ pub fn sidecar_plugin(path: &Path) -> Result<PluginConfig, ConfigError> {
         raw.policy,
         &sidecar,
         &base,
-    )
+    )?;
+    config.privileges = RequiredPrivileges::new(
+        raw.privileges,
+        raw.tool_privileges,
+        &sidecar,
+        &format!("plugin {}", config.name),
+    )?;
+    Ok(config)
 }
 
 #[cfg(test)]
@@ -628,6 +708,42 @@ mod tests {
         let config =
             Config::parse(text, Path::new("toolhost.example.toml"), Path::new("/x")).unwrap();
         assert_eq!(config.plugins[0].policy.preopens[0].guest, "/data");
+    }
+
+    #[test]
+    fn operator_privileges_and_http_settings_are_read() {
+        let config = parse(
+            "[host]\nallowed_hosts = [\"mcp.example.com\", \"mcp.example.com:8443\"]\nmax_sessions = 5\n[[plugin]]\npath = \"a.wasm\"\nprivileges = [\"ops\"]\n[plugin.tool_privileges]\nadd = [\"math:add\"]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            config.host.allowed_hosts,
+            ["mcp.example.com", "mcp.example.com:8443"]
+        );
+        assert_eq!(config.host.max_sessions, 5);
+        let privileges = &config.plugins[0].privileges;
+        assert_eq!(privileges.all, ["ops"]);
+        assert_eq!(privileges.per_tool["add"], ["math:add"]);
+
+        let defaults = parse("").unwrap();
+        assert_eq!(defaults.host.max_sessions, 1_000);
+        assert!(defaults.host.allowed_hosts.is_empty());
+
+        for (text, key) in [
+            ("[host]\nmax_sessions = 0\n", "host.max_sessions"),
+            (
+                "[host]\nallowed_hosts = [\"http://x/\"]\n",
+                "host.allowed_hosts",
+            ),
+            ("[host]\nallowed_hosts = [\"\"]\n", "host.allowed_hosts"),
+            (
+                "[[plugin]]\npath = \"a.wasm\"\nprivileges = [\"\"]\n",
+                "privileges",
+            ),
+        ] {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(err.starts_with("test.toml: ") && err.contains(key), "{err}");
+        }
     }
 
     #[test]

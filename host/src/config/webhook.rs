@@ -29,6 +29,10 @@ pub struct WebhookConfig {
     /// Prepended to each tool name (`<prefix>_<tool>`).
     #[serde(default)]
     pub prefix: Option<String>,
+    /// Privileges every tool of the webhook requires (beside each tool's
+    /// `required_privileges`); default none.
+    #[serde(default)]
+    pub privileges: Vec<String>,
     /// The tools, described here because the endpoint is not asked.
     #[serde(default, rename = "tool")]
     pub tools: Vec<WebhookToolConfig>,

@@ -6,6 +6,13 @@
 //! mapper's target; the mapper alone shapes the `CallToolResult`. Guest progress
 //! becomes `notifications/progress` for callers that sent a token; guest log lines
 //! become `notifications/message` at or above the level the caller set.
+//!
+//! Who calls is explicit: a stdio session is the local operator; an HTTP request
+//! carries the [`Caller`] the HTTP guard put in its extensions (a token's
+//! principal, or the open caller of a loopback server without tokens), and one
+//! without is refused. `tools/list` shows a caller only the tools whose privileges
+//! it holds, and a call to any other answers exactly as for a tool that does not
+//! exist.
 
 #![allow(deprecated)] // rmcp marks the logging types deprecated (SEP-2577); MCP still has them.
 
@@ -40,6 +47,8 @@ pub const OUTPUT_MODE_HEADER: &str = "x-toolhost-output-mode";
 #[derive(Clone)]
 pub struct Session {
     server: Arc<Server>,
+    /// Where requests come from, and so who calls.
+    transport: Transport,
     /// The level `logging/setLevel` chose; no guest log lines are sent before.
     log_level: Arc<Mutex<Option<LoggingLevel>>>,
     /// Cancelled when the client's input ends (stdio), so open subscriptions end
@@ -47,22 +56,35 @@ pub struct Session {
     input_closed: tokio_util::sync::CancellationToken,
 }
 
+/// Where a session's requests come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// stdio: the local operator, with every privilege.
+    Stdio,
+    /// HTTP: each request carries the caller the HTTP guard authenticated.
+    Http,
+}
+
 impl Session {
+    /// An HTTP session: every request must carry its [`Caller`].
     pub fn new(server: Arc<Server>) -> Self {
         Session {
             server,
+            transport: Transport::Http,
             log_level: Arc::new(Mutex::new(None)),
             input_closed: tokio_util::sync::CancellationToken::new(),
         }
     }
 
-    /// A session whose subscriptions end when `input_closed` is cancelled.
+    /// The stdio session of the local operator, whose subscriptions end when
+    /// `input_closed` is cancelled.
     pub fn with_input(
         server: Arc<Server>,
         input_closed: tokio_util::sync::CancellationToken,
     ) -> Self {
         Session {
             input_closed,
+            transport: Transport::Stdio,
             ..Session::new(server)
         }
     }
@@ -79,11 +101,37 @@ fn parts(ctx: &RequestContext<RoleServer>) -> Option<&axum::http::request::Parts
     ctx.extensions.get::<axum::http::request::Parts>()
 }
 
-/// The caller the HTTP layer authenticated, or the local operator (stdio).
-fn caller(ctx: &RequestContext<RoleServer>) -> Caller {
-    parts(ctx)
-        .and_then(|p| p.extensions.get::<Caller>().cloned())
-        .unwrap_or_else(Caller::local)
+/// Who sends a request: the local operator over stdio; over HTTP, the caller the
+/// HTTP guard put in the request's extensions. An HTTP request without one is
+/// refused, never taken for the local operator.
+fn caller_of(
+    transport: Transport,
+    parts: Option<&axum::http::request::Parts>,
+) -> Result<Caller, ErrorData> {
+    match transport {
+        Transport::Stdio => Ok(Caller::local()),
+        Transport::Http => parts
+            .and_then(|p| p.extensions.get::<Caller>().cloned())
+            .ok_or_else(|| {
+                tracing::warn!(error.type = "unauthorized", "an HTTP request reached the handler without a caller; refused");
+                ErrorData::invalid_request("the request carries no authenticated caller", None)
+            }),
+    }
+}
+
+/// The answer to a call of a tool the catalog does not have, or one the caller
+/// may not see: the same, so the two cannot be told apart.
+fn unknown_tool(name: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!("Unknown tool: {name}"),
+        Some(json!({ "name": name })),
+    )
+}
+
+impl Session {
+    fn caller(&self, ctx: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
+        caller_of(self.transport, parts(ctx))
+    }
 }
 
 fn output_mode(
@@ -214,10 +262,12 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let revision = revision(&context);
+        let caller = self.caller(&context)?;
         let catalog = self.server.catalog();
         let tools = catalog
             .tools()
             .iter()
+            .filter(|tool| tool.visible_to(&caller))
             .map(|tool| serde_json::from_value(listing(tool, revision)))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| {
@@ -229,9 +279,14 @@ impl ServerHandler for Session {
         Ok(ListToolsResult::with_all_items(tools))
     }
 
+    /// rmcp validates a 2026-07-28 request's `Mcp-Param-*` headers against this
+    /// schema, before the handler knows the caller: only tools every caller may
+    /// see are offered, so a tool hidden from a caller answers as an unknown one.
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
         let catalog = self.server.catalog();
-        let tool = catalog.tool(name)?;
+        let tool = catalog
+            .tool(name)
+            .filter(|tool| tool.privileges().is_empty())?;
         serde_json::from_value(listing(tool, Revision::LATEST)).ok()
     }
 
@@ -243,15 +298,12 @@ impl ServerHandler for Session {
         let revision = revision(&context);
         let mode = output_mode(&context, self.server.default_mode)?;
         let name = request.name.to_string();
+        let caller = self.caller(&context)?;
         let catalog = self.server.catalog();
-        let Some(tool) = catalog.tool(&name) else {
-            return Err(ErrorData::invalid_params(
-                format!("Unknown tool: {name}"),
-                Some(json!({ "name": name })),
-            ));
+        let Some(tool) = catalog.tool(&name).filter(|tool| tool.visible_to(&caller)) else {
+            return Err(unknown_tool(&name));
         };
         check_client_capabilities(&tool.descriptor.required_client_capabilities, &context)?;
-        let caller = caller(&context);
         let arguments = request.arguments.map(Value::Object);
         let request_id = context.id.to_string();
 
@@ -310,9 +362,8 @@ impl ServerHandler for Session {
                 return Err(ErrorData::internal_error("the request was cancelled", None));
             }
         };
-        let result = result.map_err(|unknown| {
-            ErrorData::invalid_params(unknown.to_string(), Some(json!({ "name": name })))
-        })?;
+        // The catalog was replaced between the lookup and the call.
+        let result = result.map_err(|_| unknown_tool(&name))?;
         let _ = forward.await;
 
         let mut render = RenderContext::new(&name, jiff::Timestamp::now());
@@ -344,7 +395,7 @@ impl ServerHandler for Session {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let caller = caller(&context);
+        let caller = self.caller(&context)?;
         let uri = request.uri.to_string();
         let not_found =
             || ErrorData::resource_not_found("Resource not found", Some(json!({ "uri": uri })));
@@ -439,5 +490,30 @@ impl ServerHandler for Session {
             format!("Method not found: {}", request.method),
             None,
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_http_request_without_a_caller_is_refused_never_local() {
+        let (bare, ()) = axum::http::Request::new(()).into_parts();
+        assert!(caller_of(Transport::Http, Some(&bare)).is_err());
+        assert!(caller_of(Transport::Http, None).is_err());
+
+        let mut request = axum::http::Request::new(());
+        let alice = Caller {
+            principal: Some("alice".into()),
+            privileges: Some(Default::default()),
+        };
+        request.extensions_mut().insert(alice);
+        let (with_caller, ()) = request.into_parts();
+        let caller = caller_of(Transport::Http, Some(&with_caller)).unwrap();
+        assert_eq!(caller.principal.as_deref(), Some("alice"));
+
+        let local = caller_of(Transport::Stdio, None).unwrap();
+        assert!(local.principal.is_none() && local.privileges.is_none());
     }
 }

@@ -1,14 +1,20 @@
 //! Streamable HTTP: one endpoint, `/mcp`, for both eras.
 //!
-//! In front of rmcp's service sits one guard, in this order: the `Origin` of a
+//! In front of rmcp's service sit two guards, in this order: the `Origin` of a
 //! browser request must be a localhost origin or one the operator allowed (else
 //! 403, the DNS-rebinding defence); when the configuration defines tokens, the
 //! request must carry one as `Authorization: Bearer` (else 401). The caller the
-//! token stands for travels to the handler in the request's extensions. rmcp
-//! itself checks the `Host` header, the protocol-version and method headers of
-//! 2026-07-28, and answers `-32020`/`-32022` where they do not fit.
+//! token stands for travels to the handler in the request's extensions; without
+//! tokens, a loopback server's requests carry the open caller (every privilege),
+//! and nothing else serves without tokens. Then the session guard
+//! ([`super::sessions`]): a handshake-era session answers only the principal that
+//! created it, and their number is capped. rmcp itself checks the `Host` header
+//! (loopback names, the bound address, and `host.allowed_hosts`), the
+//! protocol-version and method headers of 2026-07-28, and answers
+//! `-32020`/`-32022` where they do not fit.
 //!
-//! The server binds to loopback unless told otherwise with an explicit flag.
+//! The server binds to loopback unless told otherwise with an explicit flag, and
+//! with that flag it needs tokens.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -22,8 +28,10 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use super::sessions::{self, Sessions};
 use super::{Server, Session, Tokens};
 use crate::catalog::Caller;
+use crate::config::HostSettings;
 
 /// Who may reach the endpoint.
 #[derive(Clone)]
@@ -31,6 +39,30 @@ pub struct Access {
     pub tokens: Tokens,
     /// Browser origins allowed besides `http(s)://localhost`, `127.0.0.1`, `[::1]`.
     pub allowed_origins: Vec<String>,
+    /// `Host` values allowed besides `localhost`, `127.0.0.1`, `::1` and the bound
+    /// address (`host.allowed_hosts`, for a proxy in front).
+    pub allowed_hosts: Vec<String>,
+    /// Handshake-era sessions open at once (`host.max_sessions`).
+    pub max_sessions: usize,
+}
+
+impl Access {
+    /// Access by `tokens` alone, with the default hosts, origins and cap.
+    pub fn with_tokens(tokens: Tokens) -> Access {
+        Access {
+            tokens,
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            max_sessions: HostSettings::DEFAULT_MAX_SESSIONS,
+        }
+    }
+}
+
+/// What the token guard knows: the access rules, and whether a request without
+/// a token is the open caller (a loopback server without tokens).
+struct Guard {
+    access: Access,
+    open_loopback: bool,
 }
 
 /// The address could not be served.
@@ -40,30 +72,34 @@ pub enum HttpError {
         "refusing to listen on {0}, which is not a loopback address: pass --allow-remote to serve other machines, and configure [[token]]s"
     )]
     NotLoopback(SocketAddr),
+    #[error(
+        "refusing --allow-remote without tokens: anyone who reaches {0} could call every tool; configure at least one [[token]] (see docs/operating.md)"
+    )]
+    RemoteWithoutTokens(SocketAddr),
     #[error("cannot listen on {0}: {1}")]
     Bind(SocketAddr, std::io::Error),
     #[error("the HTTP server failed: {0}")]
     Serve(std::io::Error),
 }
 
-/// The axum application: `/mcp` behind the guard.
-pub fn router(
+/// The axum application: `/mcp` behind the token guard, then the session guard.
+fn router(
     server: Arc<Server>,
-    access: Access,
+    guard_state: Guard,
     hosts: Vec<String>,
     shutdown: CancellationToken,
 ) -> Router {
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_cancellation_token(shutdown.child_token());
-    let service = StreamableHttpService::new(
-        move || Ok(Session::new(server.clone())),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    let manager = Arc::new(LocalSessionManager::default());
+    let sessions = Sessions::new(manager.clone(), guard_state.access.max_sessions);
+    let service =
+        StreamableHttpService::new(move || Ok(Session::new(server.clone())), manager, config);
     Router::new()
         .nest_service("/mcp", service)
-        .layer(middleware::from_fn_with_state(Arc::new(access), guard))
+        .layer(middleware::from_fn_with_state(sessions, sessions::guard))
+        .layer(middleware::from_fn_with_state(Arc::new(guard_state), guard))
 }
 
 /// Serves `server` on `addr` until `shutdown` is cancelled; `ready` gets the bound
@@ -71,8 +107,9 @@ pub fn router(
 ///
 /// # Errors
 ///
-/// [`HttpError`] when the address is not loopback without `allow_remote`, cannot be
-/// bound, or the server fails.
+/// [`HttpError`] when the address is not loopback without `allow_remote`,
+/// `allow_remote` comes without tokens, the address cannot be bound, or the
+/// server fails.
 pub async fn serve(
     server: Arc<Server>,
     access: Access,
@@ -84,8 +121,8 @@ pub async fn serve(
     if !addr.ip().is_loopback() && !allow_remote {
         return Err(HttpError::NotLoopback(addr));
     }
-    if !addr.ip().is_loopback() && !access.tokens.required() {
-        tracing::warn!(%addr, "serving a non-loopback address without tokens: anyone who reaches it can call every tool");
+    if allow_remote && !access.tokens.required() {
+        return Err(HttpError::RemoteWithoutTokens(addr));
     }
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -99,7 +136,12 @@ pub async fn serve(
     if !bound.ip().is_loopback() {
         hosts.push(bound.ip().to_string());
     }
-    let app = router(server, access, hosts, shutdown.clone());
+    hosts.extend(access.allowed_hosts.iter().cloned());
+    let guard_state = Guard {
+        open_loopback: !access.tokens.required() && bound.ip().is_loopback(),
+        access,
+    };
+    let app = router(server, guard_state, hosts, shutdown.clone());
     tracing::info!(url = %format!("http://{bound}/mcp"), "serving MCP over Streamable HTTP");
     ready(bound);
     // Responses are written in pieces (an SSE stream's events): without
@@ -119,7 +161,8 @@ pub async fn serve(
 
 /// Origin first (403), then the bearer token (401); the caller goes into the
 /// request's extensions.
-async fn guard(State(access): State<Arc<Access>>, mut request: Request, next: Next) -> Response {
+async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
+    let access = &guard.access;
     if let Some(origin) = request.headers().get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or_default();
         if !origin_allowed(origin, &access.allowed_origins) {
@@ -149,8 +192,17 @@ async fn guard(State(access): State<Arc<Access>>, mut request: Request, next: Ne
                     .into_response();
             }
         }
-    } else {
+    } else if guard.open_loopback {
+        // A loopback server without tokens is open, by the operator's choice.
         Caller::local()
+    } else {
+        tracing::warn!(error.type = "unauthorized", "request without a caller refused: no tokens are configured on a server that is not loopback-only");
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+            "Unauthorized: this server has no tokens",
+        )
+            .into_response();
     };
     request.extensions_mut().insert(caller);
     next.run(request).await

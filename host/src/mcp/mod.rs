@@ -10,6 +10,7 @@ mod auth;
 pub mod handler;
 pub mod http;
 pub mod reload;
+mod sessions;
 mod tools;
 
 pub use auth::Tokens;

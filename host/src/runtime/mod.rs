@@ -12,6 +12,7 @@ mod descriptor;
 mod engine;
 mod faults;
 mod host_api;
+mod lookup;
 mod network;
 mod output;
 mod plugin;
@@ -78,6 +79,8 @@ impl Runtime {
         let engine = engine::build(settings)?;
         let mut linker = Linker::<CallState>::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        // Name lookups only for the names a plugin's rules name.
+        lookup::add_to_linker(&mut linker)?;
         PluginWorld::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| {
             state
         })?;

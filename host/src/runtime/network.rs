@@ -6,6 +6,9 @@
 //! address. A name can never open a way to loopback, private, link-local or other
 //! non-public addresses (a DNS-rebinding defence); the operator writes those as
 //! addresses. With no rules, every address is refused.
+//!
+//! A guest may look up only the names the rules name ([`NetworkPolicy::may_look_up`],
+//! enforced by the filtered `ip-name-lookup` of `lookup.rs`).
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -41,11 +44,15 @@ impl NetworkPolicy {
         self.rules.is_empty()
     }
 
-    /// Whether a rule names a host, so name lookup must be possible.
-    pub fn uses_names(&self) -> bool {
-        self.rules
-            .iter()
-            .any(|rule| matches!(rule.host, HostPattern::Name(_)))
+    /// Whether a guest may look `name` up: a rule names it (ASCII case aside), or
+    /// it is an IP address literal, which is answered without a query. Any other
+    /// name is refused before a query leaves the host: the name itself could
+    /// carry data out.
+    pub fn may_look_up(&self, name: &str) -> bool {
+        name.parse::<IpAddr>().is_ok()
+            || self.rules.iter().any(
+                |rule| matches!(&rule.host, HostPattern::Name(allowed) if allowed.eq_ignore_ascii_case(name)),
+            )
     }
 
     /// Whether `addr` may be used as `usage`.
@@ -108,24 +115,69 @@ async fn allows(rules: &[NetworkRule], addr: SocketAddr, usage: SocketAddrUse) -
     }
 }
 
-/// Addresses a DNS name may grant: not loopback, private, link-local, shared,
-/// documentation, multicast or unspecified.
+/// Networks a DNS name never grants: every block of the IANA IPv4 and IPv6
+/// special-purpose address registries (globally reachable or not: none of them is
+/// where a named service lives), the deprecated IPv4-compatible and site-local
+/// IPv6 ranges, and the translation and tunnelling prefixes that embed an IPv4
+/// address (NAT64, 6to4, Teredo), through which a name could reach a private IPv4
+/// address. IPv6 outside `2000::/3` (global unicast) is refused as well, so the
+/// IPv6 entries outside it are listed for their class names only. Each class has
+/// a test.
+const NOT_PUBLIC: &[(&str, &str)] = &[
+    // IPv4 (RFC 6890 and the IANA IPv4 special-purpose address registry)
+    ("0.0.0.0/8", "this network"),
+    ("10.0.0.0/8", "private"),
+    ("100.64.0.0/10", "shared address space (CGNAT)"),
+    ("127.0.0.0/8", "loopback"),
+    ("169.254.0.0/16", "link-local"),
+    ("172.16.0.0/12", "private"),
+    ("192.0.0.0/24", "IETF protocol assignments"),
+    ("192.0.2.0/24", "documentation (TEST-NET-1)"),
+    ("192.31.196.0/24", "AS112-v4"),
+    ("192.52.193.0/24", "AMT"),
+    ("192.88.99.0/24", "deprecated 6to4 relay anycast"),
+    ("192.168.0.0/16", "private"),
+    ("192.175.48.0/24", "direct delegation AS112"),
+    ("198.18.0.0/15", "benchmarking"),
+    ("198.51.100.0/24", "documentation (TEST-NET-2)"),
+    ("203.0.113.0/24", "documentation (TEST-NET-3)"),
+    ("224.0.0.0/4", "multicast"),
+    ("240.0.0.0/4", "reserved, and limited broadcast"),
+    // IPv6 (RFC 6890 and the IANA IPv6 special-purpose address registry)
+    ("::/128", "unspecified"),
+    ("::1/128", "loopback"),
+    ("::/96", "IPv4-compatible (deprecated)"),
+    ("::ffff:0:0:0/96", "IPv4-translated (SIIT)"),
+    ("64:ff9b::/96", "NAT64 well-known prefix"),
+    ("64:ff9b:1::/48", "NAT64 local-use prefix"),
+    ("::/8", "reserved by the IETF"),
+    ("100::/64", "discard-only"),
+    ("100:0:0:1::/64", "dummy prefix"),
+    ("2001::/32", "Teredo"),
+    ("2001:2::/48", "benchmarking"),
+    ("2001:10::/28", "ORCHID (deprecated)"),
+    ("2001:20::/28", "ORCHIDv2"),
+    ("2001::/23", "IETF protocol assignments"),
+    ("2001:db8::/32", "documentation"),
+    ("2002::/16", "6to4"),
+    ("2620:4f:8000::/48", "direct delegation AS112"),
+    ("3fff::/20", "documentation"),
+    ("5f00::/16", "segment routing (SRv6) SIDs"),
+    ("fc00::/7", "unique local"),
+    ("fe80::/10", "link-local"),
+    ("fec0::/10", "site-local (deprecated)"),
+    ("ff00::/8", "multicast"),
+];
+
+/// Whether a DNS name may grant `ip`: none of [`NOT_PUBLIC`], and for IPv6 inside
+/// global unicast. An IPv4-mapped address (`::ffff:a.b.c.d`) is judged as the
+/// IPv4 address it carries.
 fn is_public(ip: IpAddr) -> bool {
-    const BLOCKED: [&str; 13] = [
-        "0.0.0.0/8",
-        "10.0.0.0/8",
-        "100.64.0.0/10",
-        "127.0.0.0/8",
-        "169.254.0.0/16",
-        "172.16.0.0/12",
-        "192.168.0.0/16",
-        "224.0.0.0/4",
-        "240.0.0.0/4",
-        "::/127",
-        "fc00::/7",
-        "fe80::/10",
-        "ff00::/8",
-    ];
+    not_public_class(ip).is_none()
+}
+
+/// Why a name may not grant `ip` (its class), or `None` when it may.
+fn not_public_class(ip: IpAddr) -> Option<&'static str> {
     let ip = match ip {
         IpAddr::V6(v6) => v6
             .to_ipv4_mapped()
@@ -133,9 +185,14 @@ fn is_public(ip: IpAddr) -> bool {
             .unwrap_or(IpAddr::V6(v6)),
         v4 => v4,
     };
-    !BLOCKED
-        .iter()
-        .any(|net| net.parse::<IpNet>().expect("a valid network").contains(&ip))
+    let within = |net: &str| net.parse::<IpNet>().expect("a valid network").contains(&ip);
+    if let Some((_, class)) = NOT_PUBLIC.iter().find(|(net, _)| within(net)) {
+        return Some(class);
+    }
+    if ip.is_ipv6() && !within("2000::/3") {
+        return Some("not IPv6 global unicast");
+    }
+    None
 }
 
 fn parse_rule(rule: &str) -> Result<NetworkRule, String> {
@@ -258,6 +315,117 @@ mod tests {
         assert!(!is_public("192.168.1.1".parse().unwrap()));
         assert!(!is_public("::ffff:127.0.0.1".parse().unwrap()));
         assert!(is_public("93.184.216.34".parse().unwrap()));
+    }
+
+    /// One test per class of [`NOT_PUBLIC`]: an address inside it (the first, the
+    /// last, or one with a private IPv4 address embedded) is refused with that
+    /// class's name.
+    macro_rules! never_granted_by_a_name {
+        ($($test:ident: $class:literal => [$($addr:literal),+ $(,)?];)+) => {$(
+            #[test]
+            fn $test() {
+                for addr in [$($addr),+] {
+                    let ip: IpAddr = addr.parse().unwrap();
+                    assert_eq!(not_public_class(ip), Some($class), "{addr}");
+                    assert!(!is_public(ip), "{addr}");
+                }
+            }
+        )+};
+    }
+
+    never_granted_by_a_name! {
+        this_network: "this network" => ["0.0.0.0", "0.255.255.255"];
+        private_10: "private" => ["10.0.0.1", "172.16.0.1", "172.31.255.255", "192.168.1.1"];
+        cgnat: "shared address space (CGNAT)" => ["100.64.0.1", "100.127.255.255"];
+        loopback_v4: "loopback" => ["127.0.0.1", "127.255.255.254", "::ffff:127.0.0.1"];
+        link_local_v4: "link-local" => ["169.254.169.254"];
+        ietf_protocol_assignments_v4: "IETF protocol assignments" => ["192.0.0.1", "192.0.0.170", "192.0.0.255"];
+        documentation_test_net_1: "documentation (TEST-NET-1)" => ["192.0.2.0", "192.0.2.255"];
+        as112_v4: "AS112-v4" => ["192.31.196.1"];
+        amt_v4: "AMT" => ["192.52.193.1"];
+        six_to_four_relay: "deprecated 6to4 relay anycast" => ["192.88.99.1"];
+        direct_delegation_as112_v4: "direct delegation AS112" => ["192.175.48.1"];
+        benchmarking_v4: "benchmarking" => ["198.18.0.0", "198.19.255.255"];
+        documentation_test_net_2: "documentation (TEST-NET-2)" => ["198.51.100.7"];
+        documentation_test_net_3: "documentation (TEST-NET-3)" => ["203.0.113.9"];
+        multicast_v4: "multicast" => ["224.0.0.1", "239.255.255.255"];
+        reserved_and_broadcast: "reserved, and limited broadcast" => ["240.0.0.1", "255.255.255.255"];
+        unspecified_v6: "unspecified" => ["::"];
+        loopback_v6: "loopback" => ["::1"];
+        ipv4_compatible: "IPv4-compatible (deprecated)" => ["::10.0.0.1", "::93.184.216.34"];
+        ipv4_translated: "IPv4-translated (SIIT)" => ["::ffff:0:a00:1"];
+        reserved_v6: "reserved by the IETF" => ["::1:0:0:0", "ff:ffff::1"];
+        nat64_well_known: "NAT64 well-known prefix" => ["64:ff9b::a00:1", "64:ff9b::5db8:d822"];
+        nat64_local_use: "NAT64 local-use prefix" => ["64:ff9b:1::a00:1", "64:ff9b:1:ffff:ffff:ffff:ffff:ffff"];
+        discard_only: "discard-only" => ["100::", "100::ffff:ffff:ffff:ffff"];
+        dummy_prefix: "dummy prefix" => ["100:0:0:1::1"];
+        teredo: "Teredo" => ["2001::1", "2001:0:4136:e378:8000:63bf:3fff:fdd2"];
+        benchmarking_v6: "benchmarking" => ["2001:2::1", "2001:2:0:ffff::1"];
+        orchid: "ORCHID (deprecated)" => ["2001:10::1", "2001:1f:ffff::1"];
+        orchid_v2: "ORCHIDv2" => ["2001:20::1", "2001:2f:ffff::1"];
+        ietf_protocol_assignments_v6: "IETF protocol assignments" => ["2001:1::1", "2001:3::1", "2001:4:112::1", "2001:1ff::1"];
+        documentation_v6: "documentation" => ["2001:db8::1", "2001:db8:ffff::1", "3fff::1", "3fff:fff::1"];
+        six_to_four: "6to4" => ["2002::1", "2002:a00:1::1", "2002:ffff::1"];
+        direct_delegation_as112_v6: "direct delegation AS112" => ["2620:4f:8000::1"];
+        segment_routing: "segment routing (SRv6) SIDs" => ["5f00::1"];
+        unique_local: "unique local" => ["fc00::1", "fd12:3456::1"];
+        link_local_v6: "link-local" => ["fe80::1"];
+        site_local: "site-local (deprecated)" => ["fec0::1"];
+        multicast_v6: "multicast" => ["ff02::1", "ff0e::1"];
+        outside_global_unicast: "not IPv6 global unicast" => ["4000::1", "e000::1", "1234::1"];
+    }
+
+    #[test]
+    fn public_addresses_next_to_the_blocks_may_be_granted_by_a_name() {
+        for addr in [
+            "93.184.216.34",
+            "8.8.8.8",
+            "1.1.1.1",
+            "192.0.3.1",
+            "198.17.255.255",
+            "198.20.0.1",
+            "100.128.0.1",
+            "::ffff:8.8.8.8",
+            "2606:2800:220:1:248:1893:25c8:1946",
+            "2a00:1450:4001:80b::200e",
+            "2001:200::1",
+            "2001:db9::1",
+            "2003::1",
+            "3ffe:ffff::1",
+            "2620:4f:8001::1",
+        ] {
+            let ip: IpAddr = addr.parse().unwrap();
+            assert_eq!(not_public_class(ip), None, "{addr}");
+        }
+    }
+
+    #[test]
+    fn only_names_in_the_rules_may_be_looked_up() {
+        let policy =
+            NetworkPolicy::parse(&["api.example.com:443", "localhost:8080", "10.0.0.0/8:*"])
+                .unwrap();
+        for ok in [
+            "api.example.com",
+            "API.Example.COM",
+            "localhost",
+            "10.1.2.3",
+            "::1",
+        ] {
+            assert!(policy.may_look_up(ok), "{ok}");
+        }
+        for refused in [
+            "exfil-6c65616b.attacker.example",
+            "example.com",
+            "other.api.example.com",
+            "api.example.com.",
+            "localhos%74",
+            "ip6-localhost",
+            "",
+            "[::1]",
+        ] {
+            assert!(!policy.may_look_up(refused), "{refused}");
+        }
+        assert!(!NetworkPolicy::default().may_look_up("localhost"));
     }
 
     #[test]

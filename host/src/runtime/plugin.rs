@@ -229,6 +229,7 @@ impl Plugin {
             config: self.capabilities.config(),
             events,
             log_lines: 0,
+            lookups: self.capabilities.name_lookups(&denials),
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limiter);

@@ -5,6 +5,7 @@
 //!
 //! Defaults are deny: no preopened directories, no environment variables, no
 //! network (every address refused, name lookup off), no configuration values.
+//! With network rules, a guest may look up only the names they name.
 //!
 //! A preopened directory is opened once, at load, and kept open for the plugin's
 //! life ([`Preopen`]); every call is given that same directory, never the host path
@@ -23,6 +24,7 @@ use std::sync::{Arc, Mutex};
 
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
+use super::lookup::NameLookups;
 use super::network::NetworkPolicy;
 use super::output::GuestOutput;
 use crate::config::PolicyConfig;
@@ -53,6 +55,23 @@ pub struct Capabilities {
 
 /// The denials of one call, shared between its WASI context and the runtime.
 pub type Denials = Arc<Mutex<Vec<String>>>;
+
+/// Denials of one call that are recorded and logged; a guest that keeps trying
+/// (one refused name lookup after another) adds no more log lines or memory.
+pub const DENIALS_RECORDED_PER_CALL: usize = 16;
+
+/// Records one denial of a call and logs it with `error.type = "network_denied"`,
+/// up to [`DENIALS_RECORDED_PER_CALL`]; past that, only one line says so.
+pub fn record_denial(denials: &Denials, plugin: &str, tool: &str, denial: String) {
+    let mut denials = denials.lock().expect("denials lock");
+    if denials.len() < DENIALS_RECORDED_PER_CALL {
+        tracing::warn!(%plugin, %tool, denial = %denial, error.type = "network_denied", "network access denied by policy");
+        denials.push(denial);
+    } else if denials.len() == DENIALS_RECORDED_PER_CALL {
+        tracing::warn!(%plugin, %tool, error.type = "network_denied", "more network denials in this call; they are not logged");
+        denials.push("and more".to_owned());
+    }
+}
 
 impl Capabilities {
     /// Validates `policy` for `plugin`.
@@ -115,6 +134,14 @@ impl Capabilities {
         self.config.clone()
     }
 
+    /// The name-lookup filter of one call, recording into `denials`.
+    pub(super) fn name_lookups(&self, denials: &Denials) -> NameLookups {
+        NameLookups {
+            policy: self.network.clone(),
+            denials: denials.clone(),
+        }
+    }
+
     /// The WASI context of one call of `tool`: the granted directories and
     /// variables, the network check recording into `denials`, stdout and stderr to
     /// the log.
@@ -139,7 +166,9 @@ impl Capabilities {
         // denies (and records) whatever the rules do not grant.
         builder.allow_tcp(true);
         builder.allow_udp(true);
-        builder.allow_ip_name_lookup(self.network.uses_names());
+        // Lookups are on with any rule, and filtered per name in the linker
+        // (`lookup.rs`): only the names the rules name are resolved.
+        builder.allow_ip_name_lookup(!self.network.is_empty());
         let rules = self.network.clone();
         let denials = denials.clone();
         let plugin = self.plugin.clone();
@@ -152,8 +181,12 @@ impl Capabilities {
             Box::pin(async move {
                 let allowed = rules.allows(addr, usage).await;
                 if !allowed {
-                    tracing::warn!(%plugin, %tool, %addr, ?usage, error.type = "network_denied", "network access denied by policy");
-                    denials.lock().expect("denials lock").push(format!("network access to {addr} ({usage:?}) is not granted"));
+                    record_denial(
+                        &denials,
+                        &plugin,
+                        &tool,
+                        format!("network access to {addr} ({usage:?}) is not granted"),
+                    );
                 }
                 allowed
             })

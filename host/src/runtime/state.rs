@@ -50,6 +50,8 @@ pub struct CallState {
     pub(super) config: Arc<BTreeMap<String, String>>,
     pub(super) events: Option<EventSender>,
     pub(super) log_lines: usize,
+    /// The name-lookup filter (`lookup.rs`).
+    pub(super) lookups: super::lookup::NameLookups,
 }
 
 impl WasiView for CallState {
