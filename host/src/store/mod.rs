@@ -13,6 +13,7 @@ use std::pin::Pin;
 
 mod memory;
 mod postgres;
+pub mod private;
 mod row;
 pub mod signing;
 mod sqlite;
