@@ -2,8 +2,10 @@
 //! a host killed with SIGKILL while it offloads loses no result whose link it
 //! handed out, on SQLite and on PostgreSQL; and two replicas sharing one
 //! PostgreSQL database and one signing key serve each other's links, while a
-//! host with another key serves none of them. The SQLite files and the signing
-//! key are created 0600, and a host refuses to start on a key others can read.
+//! host with another key serves none of them. PostgreSQL is reached over TLS
+//! (`sslmode=verify-full` with the test CA as `store.ca_file`). The SQLite
+//! files and the signing key are created 0600, and a host refuses to start on a
+//! key others can read.
 
 mod common;
 
@@ -18,14 +20,27 @@ use serde_json::{Value, json};
 
 enum Backend {
     Sqlite,
-    Postgres(String),
+    /// The URL and the CA file.
+    Postgres(String, PathBuf),
+}
+
+impl Backend {
+    async fn postgres() -> Backend {
+        Backend::Postgres(
+            common::postgres::database().await,
+            common::postgres::ca_file().await,
+        )
+    }
 }
 
 /// A configuration serving `bulk` with a small inline limit, so each call offloads.
 fn config(dir: &Path, name: &str, backend: &Backend, key: &Path) -> PathBuf {
     let store = match backend {
         Backend::Sqlite => "kind = \"sqlite\"".to_owned(),
-        Backend::Postgres(url) => format!("kind = \"postgres\"\nurl = \"{url}\""),
+        Backend::Postgres(url, ca) => format!(
+            "kind = \"postgres\"\nurl = \"{url}\"\nca_file = \"{}\"",
+            ca.display()
+        ),
     };
     let text = format!(
         "[host]\ndata_dir = \"{data}\"\nsize_limit = 2048\n\n\
@@ -147,14 +162,13 @@ async fn sqlite_killed_while_offloading_loses_no_answered_result() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn postgres_killed_while_offloading_loses_no_answered_result() {
-    let url = common::postgres::database().await;
-    killed_while_offloading_loses_no_answered_result(Backend::Postgres(url)).await;
+    killed_while_offloading_loses_no_answered_result(Backend::postgres().await).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn two_replicas_on_one_postgres_serve_each_others_links() {
     let dir = tempfile::tempdir().unwrap();
-    let backend = Backend::Postgres(common::postgres::database().await);
+    let backend = Backend::postgres().await;
     let key = dir.path().join("shared-signing.key");
     let a = Host::start(&config(dir.path(), "replica-a", &backend, &key));
     let b = Host::start(&config(dir.path(), "replica-b", &backend, &key));
