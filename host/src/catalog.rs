@@ -11,9 +11,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::{Value, json};
+use tracing::Instrument as _;
 
 use crate::config::{Config, PluginConfig, WebhookConfig, World};
-use crate::result::{ErrorCode, ToolResult};
+use crate::result::{ErrorCode, Outcome, ToolResult};
 use crate::runtime::{
     Annotations, CallContext, EventSender, LoadError, Plugin, Runtime, ToolDescriptor, Webhook,
     WebhookError,
@@ -285,7 +286,10 @@ impl Catalog {
     }
 
     /// Calls `name` with `arguments` (absent means `{}`) for `caller`. The result
-    /// carries the call's duration.
+    /// carries the call's duration. Each call gets a random id: every log line
+    /// of the call carries it (the `call` span), and a failure's details name it
+    /// as `"callId"`, so the caller can quote it and the operator find the full
+    /// detail the caller is not shown.
     ///
     /// # Errors
     ///
@@ -301,18 +305,29 @@ impl Catalog {
         let tool = self
             .tool(name)
             .ok_or_else(|| UnknownTool(name.to_owned()))?;
-        let started = Instant::now();
-        let result = self.run(tool, arguments, caller, request_id, events).await;
-        // Milliseconds to the microsecond: most calls take well under one.
-        let duration_ms = (started.elapsed().as_micros() as f64) / 1000.0;
-        tracing::info!(
-            tool = name,
-            plugin = tool.provider.name(),
-            duration_ms,
-            failed = result.is_failure(),
-            "call"
-        );
-        Ok(result.to_builder().duration_ms(duration_ms).build())
+        let call_id = new_call_id();
+        // At level ERROR, so the span (and its id) is on whatever the filter
+        // lets through; the events inside keep their own levels.
+        let span = tracing::error_span!("call", call_id = %call_id);
+        async {
+            let started = Instant::now();
+            let mut result = self
+                .run(tool, arguments, caller, request_id, &call_id, events)
+                .await;
+            // Milliseconds to the microsecond: most calls take well under one.
+            let duration_ms = (started.elapsed().as_micros() as f64) / 1000.0;
+            tracing::info!(
+                tool = name,
+                plugin = tool.provider.name(),
+                duration_ms,
+                failed = result.is_failure(),
+                "call"
+            );
+            name_the_call(&mut result, &call_id);
+            Ok(result.to_builder().duration_ms(duration_ms).build())
+        }
+        .instrument(span)
+        .await
     }
 
     async fn run(
@@ -321,6 +336,7 @@ impl Catalog {
         arguments: Option<&Value>,
         caller: &Caller,
         request_id: &str,
+        call_id: &str,
         events: Option<EventSender>,
     ) -> ToolResult {
         if let Some(held) = &caller.privileges {
@@ -360,6 +376,7 @@ impl Catalog {
         let context = CallContext {
             caller: caller.principal.clone(),
             request_id: request_id.to_owned(),
+            call_id: call_id.to_owned(),
         };
         let result = match &tool.provider {
             Provider::Component(plugin) => {
@@ -379,6 +396,34 @@ impl Catalog {
             }
         };
         check_output(tool, result)
+    }
+}
+
+/// 64 random bits in hex: the id of one call in the host's log.
+fn new_call_id() -> String {
+    let mut bytes = [0u8; 8];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No randomness: an id unique in this process still links log and result.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        bytes = NEXT
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            .to_be_bytes();
+    }
+    hex::encode(bytes)
+}
+
+/// Puts the call's id into a failure's details (an object, or none yet), over
+/// any `callId` the tool set itself; other details are left as they are.
+fn name_the_call(result: &mut ToolResult, call_id: &str) {
+    let Outcome::Failure(error) = &mut result.outcome else {
+        return;
+    };
+    match &mut error.details {
+        Some(Value::Object(details)) => {
+            details.insert("callId".into(), json!(call_id));
+        }
+        None => error.details = Some(json!({ "callId": call_id })),
+        Some(_) => {}
     }
 }
 
