@@ -14,10 +14,10 @@ use serde_json::{Value, json};
 use tracing::Instrument as _;
 
 use crate::config::{Config, PluginConfig, WebhookConfig, World};
-use crate::result::{ErrorCode, Outcome, ToolResult};
+use crate::result::{ErrorCode, ToolResult};
 use crate::runtime::{
     Annotations, CallContext, EventSender, LoadError, Plugin, Runtime, ToolDescriptor, Webhook,
-    WebhookError,
+    WebhookError, host_failure, with_call_id,
 };
 
 /// What serves a tool: a component in the sandbox, or an app webhook.
@@ -287,9 +287,11 @@ impl Catalog {
 
     /// Calls `name` with `arguments` (absent means `{}`) for `caller`. The result
     /// carries the call's duration. Each call gets a random id: every log line
-    /// of the call carries it (the `call` span), and a failure's details name it
+    /// of the call carries it (the `call` span), and the details of a failure
+    /// the host made (a fault, a webhook's failure, a schema violation) name it
     /// as `"callId"`, so the caller can quote it and the operator find the full
-    /// detail the caller is not shown.
+    /// detail the caller is not shown. A failure the tool returned keeps its
+    /// details as the tool gave them.
     ///
     /// # Errors
     ///
@@ -309,9 +311,9 @@ impl Catalog {
         // At level ERROR, so the span (and its id) is on whatever the filter
         // lets through; the events inside keep their own levels.
         let span = tracing::error_span!("call", call_id = %call_id);
-        async {
+        let call = async {
             let started = Instant::now();
-            let mut result = self
+            let result = self
                 .run(tool, arguments, caller, request_id, &call_id, events)
                 .await;
             // Milliseconds to the microsecond: most calls take well under one.
@@ -323,11 +325,9 @@ impl Catalog {
                 failed = result.is_failure(),
                 "call"
             );
-            name_the_call(&mut result, &call_id);
             Ok(result.to_builder().duration_ms(duration_ms).build())
-        }
-        .instrument(span)
-        .await
+        };
+        with_call_id(call_id.clone(), call.instrument(span)).await
     }
 
     async fn run(
@@ -412,21 +412,6 @@ fn new_call_id() -> String {
     hex::encode(bytes)
 }
 
-/// Puts the call's id into a failure's details (an object, or none yet), over
-/// any `callId` the tool set itself; other details are left as they are.
-fn name_the_call(result: &mut ToolResult, call_id: &str) {
-    let Outcome::Failure(error) = &mut result.outcome else {
-        return;
-    };
-    match &mut error.details {
-        Some(Value::Object(details)) => {
-            details.insert("callId".into(), json!(call_id));
-        }
-        None => error.details = Some(json!({ "callId": call_id })),
-        Some(_) => {}
-    }
-}
-
 /// A success of a tool with an output schema must carry data that matches it.
 fn check_output(tool: &Tool, result: ToolResult) -> ToolResult {
     let (Some(validator), false) = (&tool.output, result.is_failure()) else {
@@ -443,13 +428,15 @@ fn check_output(tool: &Tool, result: ToolResult) -> ToolResult {
         return result;
     }
     tracing::warn!(tool = %tool.name, plugin = tool.provider.name(), error.type = "output_schema_violation", "result does not match the output schema");
-    ToolResult::failure_with(
+    host_failure(
         ErrorCode::ToolError,
         format!(
             "The result of {} does not match its output schema, so it was not sent.",
             tool.name
         ),
-        json!({ "plugin": tool.provider.name(), "tool": tool.descriptor.name, "violations": violations }),
+        tool.provider.name(),
+        &tool.descriptor.name,
+        json!({ "violations": violations }),
     )
 }
 

@@ -12,7 +12,8 @@
 //! about its own view of the world). What the host knows beyond that (an error
 //! chain that may name host paths, a file or an address of the host) goes to the
 //! log only, on a line of the call's span, whose `call_id` the caller's details
-//! carry as `callId` (the catalog adds it).
+//! carry as `callId` (the catalog sets it for the task serving the call:
+//! [`with_call_id`]).
 
 use serde_json::{Map, Value, json};
 use wasmtime::Trap;
@@ -23,6 +24,24 @@ use crate::result::{ErrorCode, ToolResult};
 /// a host import, the sandbox's setup): the chain may name the host's files.
 const CAUSE_IN_THE_LOG: &str =
     "The tool failed in the sandbox; the host's log has the cause under this call's callId.";
+
+tokio::task_local! {
+    /// The id of the call this task serves, for the details of host failures.
+    static CALL_ID: String;
+}
+
+/// Runs `call` as the call `id`: every fault and host failure it yields names
+/// the id as `callId`, the id on the log lines of its span.
+pub async fn with_call_id<F: Future>(id: String, call: F) -> F::Output {
+    CALL_ID.scope(id, call).await
+}
+
+/// Adds the current call's id to `details`, when a call is being served.
+fn name_the_call(details: &mut Map<String, Value>) {
+    if let Ok(id) = CALL_ID.try_with(Clone::clone) {
+        details.insert("callId".into(), json!(id));
+    }
+}
 
 /// The call ran past its wall-clock deadline.
 #[derive(Debug, Clone, Copy, thiserror::Error)]
@@ -45,6 +64,7 @@ pub fn fault(error: &wasmtime::Error, ctx: FaultContext<'_>) -> ToolResult {
     let mut details = Map::new();
     details.insert("plugin".into(), json!(ctx.plugin));
     details.insert("tool".into(), json!(ctx.tool));
+    name_the_call(&mut details);
     if let Some(trap) = trap {
         details.insert("trap".into(), json!(trap.to_string()));
     }
@@ -119,6 +139,7 @@ pub fn host_failure(
     let mut details = Map::new();
     details.insert("plugin".into(), json!(plugin));
     details.insert("tool".into(), json!(tool));
+    name_the_call(&mut details);
     if let Value::Object(extra) = extra {
         details.extend(extra);
     }
@@ -151,5 +172,17 @@ mod tests {
         let details = result.error().unwrap().details.as_ref().unwrap();
         assert_eq!(details["plugin"], "p");
         assert_eq!(details["tool"], "t");
+        assert_eq!(details.get("callId"), None, "no call is being served");
+    }
+
+    #[tokio::test]
+    async fn host_failures_of_a_call_name_its_id() {
+        let result = with_call_id("00ff00ff00ff00ff".into(), async {
+            host_failure(ErrorCode::Timeout, "m".into(), "p", "t", json!({"x": 1}))
+        })
+        .await;
+        let details = result.error().unwrap().details.as_ref().unwrap();
+        assert_eq!(details["callId"], "00ff00ff00ff00ff");
+        assert_eq!(details["x"], 1);
     }
 }
