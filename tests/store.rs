@@ -3,7 +3,9 @@
 //! every renderer, only through a valid, unexpired link of the same principal;
 //! expired rows are purged; rows an older format version wrote are read by that
 //! version's parser; a second store on the same database and key (a restart, or
-//! a replica) reads the first one's links.
+//! a replica) reads the first one's links. PostgreSQL is reached over TLS only
+//! (`sslmode=verify-full` with a CA the test makes); a wrong CA, a certificate
+//! for another name and a connection without TLS are refused.
 
 mod common;
 
@@ -38,6 +40,7 @@ const BACKENDS: [Backend; 2] = [Backend::Sqlite, Backend::Postgres];
 struct Place {
     dir: tempfile::TempDir,
     url: Option<String>,
+    ca_file: Option<std::path::PathBuf>,
 }
 
 enum Store {
@@ -47,13 +50,17 @@ enum Store {
 
 impl Place {
     async fn new(backend: Backend) -> Place {
-        let url = match backend {
-            Backend::Sqlite => None,
-            Backend::Postgres => Some(common::postgres::database().await),
+        let (url, ca_file) = match backend {
+            Backend::Sqlite => (None, None),
+            Backend::Postgres => (
+                Some(common::postgres::database().await),
+                Some(common::postgres::ca_file().await),
+            ),
         };
         Place {
             dir: tempfile::tempdir().unwrap(),
             url,
+            ca_file,
         }
     }
 
@@ -66,7 +73,7 @@ impl Place {
                     .unwrap(),
             )),
             Some(url) => Store::Postgres(Arc::new(
-                PostgresStore::connect(url, 4, signer, ttl, now)
+                PostgresStore::connect(url, 4, self.ca_file.as_deref(), signer, ttl, now)
                     .await
                     .unwrap(),
             )),
@@ -297,10 +304,18 @@ async fn a_row_written_in_an_older_format_is_read_by_its_parser() {
 #[tokio::test]
 async fn replicas_connecting_at_once_share_one_table() {
     let url = common::postgres::database().await;
+    let ca = common::postgres::ca_file().await;
     let dir = tempfile::tempdir().unwrap();
     let signer = Signer::load_or_create(&dir.path().join("signing.key")).unwrap();
     let stores = futures::future::join_all((0..6).map(|_| {
-        PostgresStore::connect(&url, 2, signer.clone(), SignedDuration::from_hours(1), now)
+        PostgresStore::connect(
+            &url,
+            2,
+            Some(&ca),
+            signer.clone(),
+            SignedDuration::from_hours(1),
+            now,
+        )
     }))
     .await;
     let stores: Vec<_> = stores.into_iter().map(Result::unwrap).collect();
@@ -332,6 +347,7 @@ async fn an_unreachable_database_is_a_clear_error() {
     let error = PostgresStore::connect(
         &format!("postgres://nobody@127.0.0.1:{port}/none"),
         1,
+        None,
         signer,
         SignedDuration::from_hours(1),
         now,
@@ -342,5 +358,114 @@ async fn an_unreachable_database_is_a_clear_error() {
     assert!(
         error.to_string().contains("connecting to PostgreSQL"),
         "{error}"
+    );
+}
+
+/// Connects a store to `url` trusting `ca` (`None`: the system's CAs).
+async fn connect(url: &str, ca: Option<&std::path::Path>) -> Result<PostgresStore, String> {
+    PostgresStore::connect(
+        url,
+        1,
+        ca,
+        Signer::new(vec![7; 32]),
+        SignedDuration::from_hours(1),
+        now,
+    )
+    .await
+    .map_err(|e| e.to_string())
+}
+
+#[tokio::test]
+async fn the_store_speaks_tls_to_postgres_and_checks_the_certificate() {
+    let url = common::postgres::database().await;
+    let ca = common::postgres::ca_file().await;
+    assert!(url.ends_with("sslmode=verify-full"), "{url}");
+    let store = connect(&url, Some(&ca)).await.unwrap();
+    assert!(
+        store.connection_uses_tls().await.unwrap(),
+        "pg_stat_ssl says the store's connection is not TLS"
+    );
+    // verify-ca: the chain is checked, the name is not.
+    connect(&other_name(&url, "localhost"), Some(&ca))
+        .await
+        .unwrap();
+    // require without a CA file: encrypted, the certificate unchecked (libpq's
+    // rule); no sslmode is libpq's default, prefer, which takes TLS when offered.
+    for unchecked in [
+        url.replace("sslmode=verify-full", "sslmode=require"),
+        url.replace("?sslmode=verify-full", ""),
+    ] {
+        let store = connect(&unchecked, None).await.unwrap();
+        assert!(store.connection_uses_tls().await.unwrap(), "{unchecked}");
+    }
+    let verify_ca =
+        other_name(&url, "db.example").replace("sslmode=verify-full", "sslmode=verify-ca");
+    assert!(
+        connect(&verify_ca, Some(&ca))
+            .await
+            .unwrap()
+            .connection_uses_tls()
+            .await
+            .unwrap()
+    );
+}
+
+#[tokio::test]
+async fn a_wrong_ca_or_a_wrong_name_is_refused() {
+    let url = common::postgres::database().await;
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other-ca.pem");
+    std::fs::write(&other, common::postgres::new_ca("another CA").pem()).unwrap();
+    for mode in ["verify-full", "verify-ca", "require"] {
+        let error = connect(
+            &url.replace("sslmode=verify-full", &format!("sslmode={mode}")),
+            Some(&other),
+        )
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("{mode}: a server signed by another CA was trusted"));
+        assert!(
+            error.contains("connecting to PostgreSQL") && error.contains("UnknownIssuer"),
+            "{mode}: {error}"
+        );
+    }
+    // The right CA, but the certificate does not name the host asked for
+    // (`hostaddr` reaches the same server under another name).
+    let ca = common::postgres::ca_file().await;
+    let error = connect(&other_name(&url, "db.example"), Some(&ca))
+        .await
+        .err()
+        .expect("a certificate for another name was accepted under verify-full");
+    assert!(
+        error.contains("invalid peer certificate")
+            && error.contains("not valid for name \"db.example\""),
+        "{error}"
+    );
+}
+
+/// `url` with its host `127.0.0.1` named `name` instead, reached at 127.0.0.1.
+fn other_name(url: &str, name: &str) -> String {
+    format!("{}&hostaddr=127.0.0.1", url.replacen("127.0.0.1", name, 1))
+}
+
+#[tokio::test]
+async fn without_tls_a_server_that_requires_it_refuses_the_store() {
+    let url = common::postgres::database().await;
+    let plain = url.replace("sslmode=verify-full", "sslmode=disable");
+    let error = connect(&plain, None)
+        .await
+        .err()
+        .expect("the server accepted a connection without TLS");
+    assert!(
+        error.contains("no pg_hba.conf entry") && error.contains("no encryption"),
+        "{error}"
+    );
+    let unknown = connect(&url.replace("verify-full", "verify-everything"), None)
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        unknown.contains("sslmode \"verify-everything\" is unknown"),
+        "{unknown}"
     );
 }

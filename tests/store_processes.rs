@@ -2,7 +2,10 @@
 //! a host killed with SIGKILL while it offloads loses no result whose link it
 //! handed out, on SQLite and on PostgreSQL; and two replicas sharing one
 //! PostgreSQL database and one signing key serve each other's links, while a
-//! host with another key serves none of them.
+//! host with another key serves none of them. PostgreSQL is reached over TLS
+//! (`sslmode=verify-full` with the test CA as `store.ca_file`). The SQLite
+//! files and the signing key are created 0600, and a host refuses to start on a
+//! key others can read.
 
 mod common;
 
@@ -17,14 +20,27 @@ use serde_json::{Value, json};
 
 enum Backend {
     Sqlite,
-    Postgres(String),
+    /// The URL and the CA file.
+    Postgres(String, PathBuf),
+}
+
+impl Backend {
+    async fn postgres() -> Backend {
+        Backend::Postgres(
+            common::postgres::database().await,
+            common::postgres::ca_file().await,
+        )
+    }
 }
 
 /// A configuration serving `bulk` with a small inline limit, so each call offloads.
 fn config(dir: &Path, name: &str, backend: &Backend, key: &Path) -> PathBuf {
     let store = match backend {
         Backend::Sqlite => "kind = \"sqlite\"".to_owned(),
-        Backend::Postgres(url) => format!("kind = \"postgres\"\nurl = \"{url}\""),
+        Backend::Postgres(url, ca) => format!(
+            "kind = \"postgres\"\nurl = \"{url}\"\nca_file = \"{}\"",
+            ca.display()
+        ),
     };
     let text = format!(
         "[host]\ndata_dir = \"{data}\"\nsize_limit = 2048\n\n\
@@ -146,14 +162,13 @@ async fn sqlite_killed_while_offloading_loses_no_answered_result() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn postgres_killed_while_offloading_loses_no_answered_result() {
-    let url = common::postgres::database().await;
-    killed_while_offloading_loses_no_answered_result(Backend::Postgres(url)).await;
+    killed_while_offloading_loses_no_answered_result(Backend::postgres().await).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn two_replicas_on_one_postgres_serve_each_others_links() {
     let dir = tempfile::tempdir().unwrap();
-    let backend = Backend::Postgres(common::postgres::database().await);
+    let backend = Backend::postgres().await;
     let key = dir.path().join("shared-signing.key");
     let a = Host::start(&config(dir.path(), "replica-a", &backend, &key));
     let b = Host::start(&config(dir.path(), "replica-b", &backend, &key));
@@ -179,5 +194,90 @@ async fn two_replicas_on_one_postgres_serve_each_others_links() {
     assert_eq!(
         other_key["error"]["code"], -32602,
         "another key: {other_key}"
+    );
+}
+
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .permissions()
+        .mode()
+        & 0o777
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_database_and_the_key_are_created_0600_whatever_the_umask() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("signing.key");
+    let config = config(dir.path(), "host", &Backend::Sqlite, &key);
+    // SAFETY: umask(2) only sets the process's file mode mask, which the host
+    // inherits. Tests running beside this one create files with wider modes
+    // meanwhile; none of them checks modes.
+    let previous = unsafe { libc::umask(0o000) };
+    let host = Host::start(&config);
+    // SAFETY: as above; the mask as it was.
+    unsafe { libc::umask(previous) };
+    offload(&host.url, 200).await.expect("the host offloads");
+    let database = dir.path().join("host/results.sqlite3");
+    for path in [
+        key.clone(),
+        database.clone(),
+        dir.path().join("host/results.sqlite3-wal"),
+        dir.path().join("host/results.sqlite3-shm"),
+    ] {
+        assert_eq!(mode(&path), 0o600, "{}", path.display());
+    }
+}
+
+/// Starts `toolhost serve` on `config` and returns its exit code and stderr,
+/// expecting it to refuse to start.
+fn refused_start(config: &Path) -> (Option<i32>, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["serve", "--http", "127.0.0.1:0", "--config"])
+        .arg(config)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_key_or_database_others_can_read_is_refused_at_start_with_the_fix() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("signing.key");
+    let config = config(dir.path(), "host", &Backend::Sqlite, &key);
+    // A first start creates both files; then the operator widens one at a time.
+    drop(Host::start(&config));
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let (code, stderr) = tokio::task::spawn_blocking({
+        let config = config.clone();
+        move || refused_start(&config)
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("the signing key {} has mode 0644", key.display()))
+            && stderr.contains(&format!("chmod 600 {}", key.display())),
+        "{stderr}"
+    );
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let database = dir.path().join("host/results.sqlite3");
+    std::fs::set_permissions(&database, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let (code, stderr) = tokio::task::spawn_blocking(move || refused_start(&config))
+        .await
+        .unwrap();
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "the result database {} has mode 0640",
+            database.display()
+        )) && stderr.contains(&format!("chmod 600 {}", database.display())),
+        "{stderr}"
     );
 }

@@ -118,9 +118,14 @@ async fn the_call_carries_its_context_and_a_valid_signature() {
         privileges: None,
     };
     let result = host.call_as("context", json!({}), &caller).await;
-    assert_eq!(
-        result.data(),
-        Some(&json!({"caller": "alice", "requestId": "test-1"}))
+    let context = result.data().unwrap();
+    assert_eq!(context["caller"], "alice");
+    assert_eq!(context["requestId"], "test-1");
+    // The host's id of the call, for the receiver's log.
+    let call_id = context["callId"].as_str().unwrap();
+    assert!(
+        call_id.len() == 16 && call_id.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{call_id}"
     );
     let delivery = &webhook.accepted()[0];
     let body: Value = serde_json::from_slice(&delivery.body).unwrap();

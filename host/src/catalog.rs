@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::{Value, json};
+use tracing::Instrument as _;
 
 use crate::config::{Config, PluginConfig, RequiredPrivileges, WebhookConfig, World};
 
@@ -26,7 +27,7 @@ use privileges::{check_tool_privileges, effective_privileges};
 
 use crate::runtime::{
     Annotations, CallContext, EventSender, LoadError, Plugin, Runtime, ToolDescriptor, Webhook,
-    WebhookError,
+    WebhookError, host_failure, with_call_id,
 };
 
 /// What serves a tool: a component in the sandbox, or an app webhook.
@@ -342,7 +343,12 @@ impl Catalog {
     }
 
     /// Calls `name` with `arguments` (absent means `{}`) for `caller`. The result
-    /// carries the call's duration.
+    /// carries the call's duration. Each call gets a random id: every log line
+    /// of the call carries it (the `call` span), and the details of a failure
+    /// the host made (a fault, a webhook's failure, a schema violation) name it
+    /// as `"callId"`, so the caller can quote it and the operator find the full
+    /// detail the caller is not shown. A failure the tool returned keeps its
+    /// details as the tool gave them.
     ///
     /// # Errors
     ///
@@ -358,18 +364,27 @@ impl Catalog {
         let tool = self
             .tool(name)
             .ok_or_else(|| UnknownTool(name.to_owned()))?;
-        let started = Instant::now();
-        let result = self.run(tool, arguments, caller, request_id, events).await;
-        // Milliseconds to the microsecond: most calls take well under one.
-        let duration_ms = (started.elapsed().as_micros() as f64) / 1000.0;
-        tracing::info!(
-            tool = name,
-            plugin = tool.provider.name(),
-            duration_ms,
-            failed = result.is_failure(),
-            "call"
-        );
-        Ok(result.to_builder().duration_ms(duration_ms).build())
+        let call_id = new_call_id();
+        // At level ERROR, so the span (and its id) is on whatever the filter
+        // lets through; the events inside keep their own levels.
+        let span = tracing::error_span!("call", call_id = %call_id);
+        let call = async {
+            let started = Instant::now();
+            let result = self
+                .run(tool, arguments, caller, request_id, &call_id, events)
+                .await;
+            // Milliseconds to the microsecond: most calls take well under one.
+            let duration_ms = (started.elapsed().as_micros() as f64) / 1000.0;
+            tracing::info!(
+                tool = name,
+                plugin = tool.provider.name(),
+                duration_ms,
+                failed = result.is_failure(),
+                "call"
+            );
+            Ok(result.to_builder().duration_ms(duration_ms).build())
+        };
+        with_call_id(call_id.clone(), call.instrument(span)).await
     }
 
     async fn run(
@@ -378,6 +393,7 @@ impl Catalog {
         arguments: Option<&Value>,
         caller: &Caller,
         request_id: &str,
+        call_id: &str,
         events: Option<EventSender>,
     ) -> ToolResult {
         // Defence in depth: over MCP a caller does not even see a tool it lacks
@@ -411,6 +427,7 @@ impl Catalog {
         let context = CallContext {
             caller: caller.principal.clone(),
             request_id: request_id.to_owned(),
+            call_id: call_id.to_owned(),
         };
         let result = match &tool.provider {
             Provider::Component(plugin) => {
@@ -433,6 +450,19 @@ impl Catalog {
     }
 }
 
+/// 64 random bits in hex: the id of one call in the host's log.
+fn new_call_id() -> String {
+    let mut bytes = [0u8; 8];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No randomness: an id unique in this process still links log and result.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        bytes = NEXT
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            .to_be_bytes();
+    }
+    hex::encode(bytes)
+}
+
 /// A success of a tool with an output schema must carry data that matches it.
 fn check_output(tool: &Tool, result: ToolResult) -> ToolResult {
     let (Some(validator), false) = (&tool.output, result.is_failure()) else {
@@ -449,13 +479,15 @@ fn check_output(tool: &Tool, result: ToolResult) -> ToolResult {
         return result;
     }
     tracing::warn!(tool = %tool.name, plugin = tool.provider.name(), error.type = "output_schema_violation", "result does not match the output schema");
-    ToolResult::failure_with(
+    host_failure(
         ErrorCode::ToolError,
         format!(
             "The result of {} does not match its output schema, so it was not sent.",
             tool.name
         ),
-        json!({ "plugin": tool.provider.name(), "tool": tool.descriptor.name, "violations": violations }),
+        tool.provider.name(),
+        &tool.descriptor.name,
+        json!({ "violations": violations }),
     )
 }
 

@@ -1,8 +1,11 @@
 //! A real PostgreSQL server for the tests: Debian's binaries (`make setup`
 //! installs them), a private cluster per test process under
 //! `target/test-postgres/<test binary>`, on a free loopback port, with trust
-//! authentication. It stops when the test process ends (the parent-death signal),
-//! and each test gets a database of its own.
+//! authentication over TLS only (`hostssl` in `pg_hba.conf`: a connection
+//! without TLS is refused). The server's certificate (for `localhost` and
+//! `127.0.0.1`) is signed by a CA the test process makes ([`ca_file`]). It stops
+//! when the test process ends (the parent-death signal), and each test gets a
+//! database of its own, named by a `sslmode=verify-full` URL.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -12,9 +15,10 @@ use std::time::{Duration, Instant};
 
 use super::host::root;
 
-/// The running server: its port.
+/// The running server: its port and the CA that signed its certificate.
 struct Server {
     port: u16,
+    ca_file: PathBuf,
 }
 
 static SERVER: OnceLock<Server> = OnceLock::new();
@@ -103,6 +107,14 @@ fn start() -> Server {
         "initdb failed: {}",
         String::from_utf8_lossy(&init.stderr)
     );
+    let ca_file = dir.with_extension("ca.pem");
+    write_certificates(&dir, &ca_file, user);
+    std::fs::write(
+        dir.join("pg_hba.conf"),
+        "# TLS only: a connection without it matches no line and is refused.\n\
+         hostssl all all 127.0.0.1/32 trust\n",
+    )
+    .unwrap();
     let port = free_port();
     // The server is started from a thread that never ends: the parent-death
     // signal is sent when the thread that spawned the child exits.
@@ -120,6 +132,9 @@ fn start() -> Server {
             .args(["-c", "listen_addresses=127.0.0.1"])
             .args(["-c", "unix_socket_directories="])
             .args(["-c", "max_connections=200"])
+            .args(["-c", "ssl=on"])
+            .args(["-c", "ssl_cert_file=server.crt"])
+            .args(["-c", "ssl_key_file=server.key"])
             .stdout(Stdio::null())
             .stderr(log);
         // SAFETY: prctl is async-signal-safe; it only sets this process's
@@ -155,22 +170,96 @@ fn start() -> Server {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    Server { port }
+    Server { port, ca_file }
 }
 
-/// The URL of a new, empty database on the test server (started on first use).
+/// A new CA: its issuer (to sign with) and its certificate in PEM.
+pub fn new_ca(name: &str) -> rcgen::CertifiedIssuer<'static, rcgen::KeyPair> {
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, name);
+    params.key_usages = vec![
+        rcgen::KeyUsagePurpose::KeyCertSign,
+        rcgen::KeyUsagePurpose::CrlSign,
+        rcgen::KeyUsagePurpose::DigitalSignature,
+    ];
+    rcgen::CertifiedIssuer::self_signed(params, rcgen::KeyPair::generate().unwrap()).unwrap()
+}
+
+/// Writes a CA to `ca_file` and, into the data directory `dir`, the server's
+/// certificate for `localhost` and `127.0.0.1` and its key (0600, owned by the
+/// server's user, as PostgreSQL demands).
+fn write_certificates(dir: &Path, ca_file: &Path, user: Option<(u32, u32)>) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let ca = new_ca("toolhost test CA");
+    std::fs::write(ca_file, ca.pem()).unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let mut params =
+        rcgen::CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
+            .unwrap();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "localhost");
+    let certificate = params.signed_by(&key, &ca).unwrap();
+    let (cert_path, key_path) = (dir.join("server.crt"), dir.join("server.key"));
+    std::fs::write(&cert_path, certificate.pem()).unwrap();
+    std::fs::write(&key_path, key.serialize_pem()).unwrap();
+    std::fs::set_permissions(&key_path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    if let Some((uid, gid)) = user {
+        for path in [&cert_path, &key_path] {
+            std::os::unix::fs::chown(path, Some(uid), Some(gid)).unwrap();
+        }
+    }
+}
+
+fn server() -> &'static Server {
+    SERVER.get_or_init(start)
+}
+
+/// The CA (PEM) that signed the test server's certificate: `store.ca_file`.
+pub async fn ca_file() -> PathBuf {
+    tokio::task::spawn_blocking(|| server().ca_file.clone())
+        .await
+        .unwrap()
+}
+
+/// The test server's port.
+pub async fn port() -> u16 {
+    tokio::task::spawn_blocking(|| server().port).await.unwrap()
+}
+
+/// A TLS connector trusting `ca_file` only, for the tests' own connections.
+pub fn connector(ca_file: &Path) -> tokio_postgres_rustls::MakeRustlsConnect {
+    use rustls::pki_types::pem::PemObject as _;
+    let mut roots = rustls::RootCertStore::empty();
+    for certificate in rustls::pki_types::CertificateDer::pem_file_iter(ca_file).unwrap() {
+        roots.add(certificate.unwrap()).unwrap();
+    }
+    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    tokio_postgres_rustls::MakeRustlsConnect::new(config)
+}
+
+/// The URL of a new, empty database on the test server (started on first use),
+/// with `sslmode=verify-full`: connect with [`ca_file`] as `store.ca_file`.
 pub async fn database() -> String {
     static NEXT: AtomicU32 = AtomicU32::new(0);
-    let port = tokio::task::spawn_blocking(|| SERVER.get_or_init(start).port)
-        .await
-        .unwrap();
+    let port = port().await;
+    let ca_file = ca_file().await;
     let name = format!(
         "t{}_{}",
         std::process::id(),
         NEXT.fetch_add(1, Ordering::SeqCst)
     );
-    let admin = format!("postgres://postgres@127.0.0.1:{port}/postgres");
-    let (client, connection) = tokio_postgres::connect(&admin, tokio_postgres::NoTls)
+    let admin = format!("postgres://postgres@127.0.0.1:{port}/postgres?sslmode=require");
+    let (client, connection) = tokio_postgres::connect(&admin, connector(&ca_file))
         .await
         .expect("connecting to the test server");
     tokio::spawn(connection);
@@ -178,5 +267,5 @@ pub async fn database() -> String {
         .batch_execute(&format!("CREATE DATABASE {name}"))
         .await
         .expect("creating a test database");
-    format!("postgres://postgres@127.0.0.1:{port}/{name}")
+    format!("postgres://postgres@127.0.0.1:{port}/{name}?sslmode=verify-full")
 }

@@ -1,25 +1,34 @@
 //! Real `toolhost serve --http` processes for the tests: started on a port of
 //! their choosing (read from the log line that names the URL), killed with
-//! SIGKILL when dropped, their memory read from `/proc`.
+//! SIGKILL when dropped, their memory read from `/proc`, their log kept for
+//! assertions ([`Host::log_lines`], [`Host::wait_for_log`]).
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// One `toolhost serve --http` process on a port of its choosing.
 pub struct Host {
     pub url: String,
     child: Child,
+    log: Arc<Mutex<Vec<String>>>,
 }
 
 impl Host {
+    /// Starts a host logging warnings (and the line naming the URL).
     pub fn start(config: &Path) -> Host {
+        Host::start_logging(config, "warn")
+    }
+
+    /// Starts a host whose log has what `filter` (a `TOOLHOST_LOG` value, such
+    /// as `"info"`) lets through, and the line naming the URL.
+    pub fn start_logging(config: &Path, filter: &str) -> Host {
         let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
             .args(["serve", "--http", "127.0.0.1:0", "--config"])
             .arg(config)
-            // Warnings, and the line naming the URL.
-            .env("TOOLHOST_LOG", "warn,toolhost::mcp::http=info")
+            .env("TOOLHOST_LOG", format!("{filter},toolhost::mcp::http=info"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -27,9 +36,12 @@ impl Host {
             .expect("starting toolhost");
         let (found, url) = std::sync::mpsc::channel();
         let stderr = BufReader::new(child.stderr.take().unwrap());
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let kept = log.clone();
         std::thread::spawn(move || {
             let mut found = Some(found);
             for line in stderr.lines().map_while(Result::ok) {
+                kept.lock().unwrap().push(line.clone());
                 if let Some(start) = line.find("url=http://") {
                     let url: String = line[start + 4..]
                         .chars()
@@ -45,7 +57,33 @@ impl Host {
         let url = url
             .recv_timeout(Duration::from_secs(60))
             .expect("toolhost did not start serving within 60 s (its log is above)");
-        Host { child, url }
+        Host { child, url, log }
+    }
+
+    /// Every line the process wrote to its log (stderr) so far.
+    pub fn log_lines(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// The first log line for which `matches` holds, waiting up to 10 s for it
+    /// (the log is read by another thread).
+    ///
+    /// # Panics
+    ///
+    /// When no such line appears in time; the message quotes `what`.
+    pub fn wait_for_log(&self, what: &str, matches: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(line) = self.log.lock().unwrap().iter().find(|l| matches(l)) {
+                return line.clone();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no log line {what} within 10 s; the log:\n{}",
+                self.log_lines().join("\n")
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// The process id.

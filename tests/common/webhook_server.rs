@@ -138,6 +138,8 @@ async fn receive(
             json_answer(json!({"success": true, "data": "late"}))
         }
         "huge" => json_answer(json!({"success": true, "data": "x".repeat(2 << 20)})),
+        // A versioned answer that is not a result, with a marker to look for.
+        "bad_body" => json_answer(json!({"format": 1, "result": {"outcome": {"BODY-MARKER": 1}}})),
         other => (StatusCode::NOT_FOUND, format!("no tool {other}")).into_response(),
     }
 }

@@ -22,6 +22,9 @@ pub enum StoreBackend {
         url: Secret,
         /// Connections each host keeps open at most.
         pool_size: usize,
+        /// The CA (PEM) that signed the server's certificate, trusted instead of
+        /// the system's CAs; `None` (the default) trusts the system's.
+        ca_file: Option<PathBuf>,
     },
 }
 
@@ -65,6 +68,7 @@ pub(super) struct RawStore {
     url: Option<String>,
     url_env: Option<String>,
     pool_size: Option<usize>,
+    ca_file: Option<PathBuf>,
     signing_key_file: Option<PathBuf>,
 }
 
@@ -78,6 +82,7 @@ impl RawStore {
                     ("url", self.url.is_some()),
                     ("url_env", self.url_env.is_some()),
                     ("pool_size", self.pool_size.is_some()),
+                    ("ca_file", self.ca_file.is_some()),
                 ]
                 .iter()
                 .find_map(|(key, set)| set.then_some(key))
@@ -109,7 +114,11 @@ impl RawStore {
                 if pool_size == 0 {
                     return Err(error("store.pool_size must be at least 1".into()));
                 }
-                StoreBackend::Postgres { url, pool_size }
+                StoreBackend::Postgres {
+                    url,
+                    pool_size,
+                    ca_file: self.ca_file.map(|ca| data_dir.join(ca)),
+                }
             }
             other => {
                 return Err(error(format!(
@@ -160,10 +169,17 @@ mod tests {
             store.backend,
             StoreBackend::Postgres {
                 url: Secret::Env("DB".into()),
-                pool_size: 8
+                pool_size: 8,
+                ca_file: None,
             }
         );
         assert_eq!(store.signing_key_file, PathBuf::from("/etc/k"));
+        // A relative CA file lies in data_dir, like every path of the table.
+        let store = parse("kind = \"postgres\"\nurl = \"u\"\nca_file = \"db-ca.pem\"").unwrap();
+        assert!(matches!(
+            store.backend,
+            StoreBackend::Postgres { ca_file: Some(ca), .. } if ca == Path::new("/var/lib/toolhost/db-ca.pem")
+        ));
     }
 
     #[test]
@@ -181,6 +197,10 @@ mod tests {
             (
                 "pool_size = 3",
                 "store.pool_size applies to PostgreSQL only",
+            ),
+            (
+                "ca_file = \"ca.pem\"",
+                "store.ca_file applies to PostgreSQL only",
             ),
             (
                 "kind = \"postgres\"\nurl = \"a\"\npath = \"x\"",

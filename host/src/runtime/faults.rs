@@ -8,12 +8,40 @@
 //! | any other trap or panic, a malformed result | `tool_error` |
 //!
 //! Every fault result names the plugin and the tool in its details, with the trap
-//! and the end of the guest's stderr where there is one.
+//! and the end of the guest's stderr where there is one (the guest's own words,
+//! about its own view of the world). What the host knows beyond that (an error
+//! chain that may name host paths, a file or an address of the host) goes to the
+//! log only, on a line of the call's span, whose `call_id` the caller's details
+//! carry as `callId` (the catalog sets it for the task serving the call:
+//! [`with_call_id`]).
 
 use serde_json::{Map, Value, json};
 use wasmtime::Trap;
 
 use crate::result::{ErrorCode, ToolResult};
+
+/// What a caller is told of a failure whose cause is the host's (instantiation,
+/// a host import, the sandbox's setup): the chain may name the host's files.
+const CAUSE_IN_THE_LOG: &str =
+    "The tool failed in the sandbox; the host's log has the cause under this call's callId.";
+
+tokio::task_local! {
+    /// The id of the call this task serves, for the details of host failures.
+    static CALL_ID: String;
+}
+
+/// Runs `call` as the call `id`: every fault and host failure it yields names
+/// the id as `callId`, the id on the log lines of its span.
+pub async fn with_call_id<F: Future>(id: String, call: F) -> F::Output {
+    CALL_ID.scope(id, call).await
+}
+
+/// Adds the current call's id to `details`, when a call is being served.
+fn name_the_call(details: &mut Map<String, Value>) {
+    if let Ok(id) = CALL_ID.try_with(Clone::clone) {
+        details.insert("callId".into(), json!(id));
+    }
+}
 
 /// The call ran past its wall-clock deadline.
 #[derive(Debug, Clone, Copy, thiserror::Error)]
@@ -36,6 +64,7 @@ pub fn fault(error: &wasmtime::Error, ctx: FaultContext<'_>) -> ToolResult {
     let mut details = Map::new();
     details.insert("plugin".into(), json!(ctx.plugin));
     details.insert("tool".into(), json!(ctx.tool));
+    name_the_call(&mut details);
     if let Some(trap) = trap {
         details.insert("trap".into(), json!(trap.to_string()));
     }
@@ -84,11 +113,11 @@ pub fn fault(error: &wasmtime::Error, ctx: FaultContext<'_>) -> ToolResult {
                 "No instance slot is free; try again shortly.".to_owned(),
             )
         } else {
-            let cause = match trap {
-                Some(trap) => trap.to_string(),
-                None => format!("{error:#}"),
+            let message = match trap {
+                Some(trap) => format!("The tool crashed: {trap}."),
+                None => CAUSE_IN_THE_LOG.to_owned(),
             };
-            (ErrorCode::ToolError, format!("The tool crashed: {cause}."))
+            (ErrorCode::ToolError, message)
         };
     tracing::warn!(plugin = ctx.plugin, tool = ctx.tool, code = %code, error.type = code.as_str(), error = %format!("{error:#}"), "call failed in the sandbox");
     ToolResult::failure_with(code, message, Value::Object(details))
@@ -110,8 +139,50 @@ pub fn host_failure(
     let mut details = Map::new();
     details.insert("plugin".into(), json!(plugin));
     details.insert("tool".into(), json!(tool));
+    name_the_call(&mut details);
     if let Value::Object(extra) = extra {
         details.extend(extra);
     }
     ToolResult::failure_with(code, message, Value::Object(details))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_host_error_reaches_the_log_but_not_the_caller() {
+        let error = wasmtime::Error::msg("/var/lib/toolhost/secret-dir: No such file or directory")
+            .context("preparing the sandbox");
+        let result = fault(
+            &error,
+            FaultContext {
+                plugin: "p",
+                tool: "t",
+                timeout_ms: 1000,
+                memory_exceeded: None,
+                denials: &[],
+                stderr: String::new(),
+            },
+        );
+        let text = serde_json::to_string(&result).unwrap();
+        assert_eq!(result.error().unwrap().code, ErrorCode::ToolError);
+        assert!(!text.contains("/var/lib"), "{text}");
+        assert!(!text.contains("secret-dir"), "{text}");
+        let details = result.error().unwrap().details.as_ref().unwrap();
+        assert_eq!(details["plugin"], "p");
+        assert_eq!(details["tool"], "t");
+        assert_eq!(details.get("callId"), None, "no call is being served");
+    }
+
+    #[tokio::test]
+    async fn host_failures_of_a_call_name_its_id() {
+        let result = with_call_id("00ff00ff00ff00ff".into(), async {
+            host_failure(ErrorCode::Timeout, "m".into(), "p", "t", json!({"x": 1}))
+        })
+        .await;
+        let details = result.error().unwrap().details.as_ref().unwrap();
+        assert_eq!(details["callId"], "00ff00ff00ff00ff");
+        assert_eq!(details["x"], 1);
+    }
 }

@@ -23,6 +23,7 @@ mod webhook;
 pub use cache::{Origin, ScratchDir, ensure_private_dir};
 pub use descriptor::{Annotations, ToolDescriptor};
 pub use engine::{EPOCH_TICK, EngineSettings};
+pub use faults::{host_failure, with_call_id};
 pub use network::NetworkPolicy;
 pub use plugin::{CallContext, Plugin, call_budget};
 pub use policy::{Capabilities, PolicyError};

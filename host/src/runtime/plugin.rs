@@ -34,6 +34,10 @@ pub(super) enum Ready {
 pub struct CallContext {
     pub caller: Option<String>,
     pub request_id: String,
+    /// The host's id of this call (random hex, made by the catalog): every log
+    /// line of the call carries it, and so do the details of a failure, so an
+    /// operator finds the full story of what a caller saw.
+    pub call_id: String,
 }
 
 /// A plugin ready to serve calls.

@@ -20,7 +20,10 @@
 //! addresses), the call has `timeout_ms` (10 s) in all, and an answer over
 //! `max_response_bytes` (1 MiB) is refused without being read further. Every
 //! failure is a coded result naming the webhook and tool; none reaches the caller
-//! as a transport error.
+//! as a transport error. The caller sees the code, the webhook's and tool's
+//! names, the HTTP status and the budgets; the URL, the transport error and any
+//! part of the answer go to the log only, on a line of the call's span (the
+//! caller's details carry its `callId`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -239,14 +242,15 @@ impl Webhook {
     /// Never fails: an unreachable,
     /// slow, refusing or oversized endpoint yields a coded failure result.
     pub async fn call(&self, tool: &str, arguments: &Value, ctx: &CallContext) -> ToolResult {
-        let fail = |code: ErrorCode, message: String, extra: Value| {
-            tracing::warn!(webhook = %self.name, tool, error.type = code.as_str(), "{message}");
+        // `message` and `extra` are the caller's; `detail` is the operator's.
+        let fail = |code: ErrorCode, message: String, extra: Value, detail: &str| {
+            tracing::warn!(webhook = %self.name, tool, url = %self.url, error.type = code.as_str(), detail, "{message}");
             host_failure(code, message, &self.name, tool, extra)
         };
         let body = json!({
             "tool": tool,
             "arguments": arguments,
-            "context": {"caller": ctx.caller, "requestId": ctx.request_id},
+            "context": {"caller": ctx.caller, "requestId": ctx.request_id, "callId": ctx.call_id},
         })
         .to_string();
         let timestamp = jiff::Timestamp::now().as_second();
@@ -254,8 +258,9 @@ impl Webhook {
         if let Err(e) = getrandom::fill(&mut delivery) {
             return fail(
                 ErrorCode::ToolError,
-                format!("No randomness for a delivery id: {e}"),
+                "No randomness for a delivery id.".into(),
                 json!({}),
+                &e.to_string(),
             );
         }
         let delivery = hex::encode(delivery);
@@ -291,6 +296,7 @@ impl Webhook {
                         self.timeout.as_millis()
                     ),
                     json!({"timeoutMs": self.timeout.as_millis() as u64}),
+                    "no complete answer in time",
                 );
             }
             Ok(Err(e)) => {
@@ -300,16 +306,25 @@ impl Webhook {
                         e.source()
                     }))
                     .find_map(|e| e.downcast_ref::<Denied>());
+                let mut detail = e.to_string();
+                let mut source = std::error::Error::source(&e);
+                while let Some(cause) = source {
+                    detail.push_str(&format!(": {cause}"));
+                    source = cause.source();
+                }
                 return match denied {
                     Some(denied) => fail(
                         ErrorCode::PermissionDenied,
-                        format!("The webhook cannot be reached: {denied}."),
+                        "The webhook cannot be reached: its address is not on host.webhook_allow."
+                            .into(),
                         json!({}),
+                        &denied.to_string(),
                     ),
                     None => fail(
                         ErrorCode::ToolError,
-                        format!("The webhook could not be reached: {e}."),
+                        "The webhook could not be reached.".into(),
                         json!({}),
+                        &detail,
                     ),
                 };
             }
@@ -324,6 +339,7 @@ impl Webhook {
                         self.max_response_bytes
                     ),
                     json!({"maxResponseBytes": self.max_response_bytes}),
+                    "answer over max_response_bytes",
                 );
             }
             Answer::Complete(status, answer) => (status, answer),
@@ -333,7 +349,8 @@ impl Webhook {
             return fail(
                 ErrorCode::ToolError,
                 format!("The webhook answered HTTP {}.", status.as_u16()),
-                json!({"status": status.as_u16(), "answer": excerpt}),
+                json!({"status": status.as_u16()}),
+                &format!("answer: {excerpt:?}"),
             );
         }
         let Ok(text) = String::from_utf8(answer) else {
@@ -341,14 +358,19 @@ impl Webhook {
                 ErrorCode::ToolError,
                 "The webhook's answer is not UTF-8 text.".into(),
                 json!({}),
+                "the answer is not UTF-8",
             );
         };
         match decode_app_response(&text) {
             Ok(result) => result,
             Err(e) => fail(
                 ErrorCode::ToolError,
-                format!("The webhook's answer is not a result: {e}."),
+                "The webhook's answer is not a result.".into(),
                 json!({}),
+                &format!(
+                    "{e}; answer: {:?}",
+                    text.chars().take(200).collect::<String>()
+                ),
             ),
         }
     }

@@ -13,11 +13,14 @@ use std::pin::Pin;
 
 mod memory;
 mod postgres;
+mod postgres_tls;
+pub mod private;
 mod row;
 pub mod signing;
 mod sqlite;
 pub use memory::MemoryStore;
 pub use postgres::PostgresStore;
+pub use postgres_tls::SslMode;
 pub use signing::Signer;
 pub use sqlite::SqliteStore;
 
@@ -106,12 +109,23 @@ pub async fn open(
         StoreBackend::Sqlite { path } => Arc::new(
             SqliteStore::open(path, signer, ttl, Timestamp::now).map_err(|e| e.to_string())?,
         ),
-        StoreBackend::Postgres { url, pool_size } => Arc::new(
-            PostgresStore::connect(&url.resolve()?, *pool_size, signer, ttl, Timestamp::now)
-                .await
-                .map_err(|e| {
-                    format!("{e}; check store.url and that the database accepts connections")
-                })?,
+        StoreBackend::Postgres {
+            url,
+            pool_size,
+            ca_file,
+        } => Arc::new(
+            PostgresStore::connect(
+                &url.resolve()?,
+                *pool_size,
+                ca_file.as_deref(),
+                signer,
+                ttl,
+                Timestamp::now,
+            )
+            .await
+            .map_err(|e| {
+                format!("{e}; check store.url and that the database accepts connections")
+            })?,
         ),
     })
 }

@@ -9,15 +9,18 @@
 //! host and of the database. Replicas sharing this database and the signing key
 //! read each other's links; nothing else is shared between them.
 //!
-//! Connections come from a small pool (`deadpool-postgres`) and are made without
-//! TLS: reach the database over a Unix socket, loopback or a private network.
+//! Connections come from a small pool (`deadpool-postgres`) and speak TLS as the
+//! URL's `sslmode` says ([`super::postgres_tls`]: rustls, the system's CAs or
+//! `store.ca_file`); `verify-full` is the mode for a database on the network.
 
 use std::time::Duration;
 
-use deadpool_postgres::{Pool, PoolConfig, Runtime, Timeouts};
-use jiff::{SignedDuration, Timestamp};
-use tokio_postgres::NoTls;
+use std::path::Path;
 
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use jiff::{SignedDuration, Timestamp};
+
+use super::postgres_tls::{self, SslMode};
 use super::row::{MIME, NewRow};
 use super::signing::Signer;
 use super::{Offload, ResultStore, StoreError, StoreFuture, StoredRow};
@@ -53,41 +56,83 @@ pub struct PostgresStore {
 }
 
 fn failed(what: &str) -> impl Fn(tokio_postgres::Error) -> StoreError + '_ {
-    move |e| StoreError(format!("{what}: {e}"))
+    move |e| StoreError(format!("{what}: {}", chain(&e)))
+}
+
+/// An error with its causes (`tokio-postgres` and the pool show only the
+/// outermost: "db error", "error performing TLS handshake").
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.ends_with(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
 }
 
 impl PostgresStore {
     /// Connects to `url` (`postgres://user:password@host:port/database`, or the
-    /// key=value form), creates the table when it is missing, and keeps up to
-    /// `pool_size` connections; links live for `ttl`.
+    /// key=value form) with the TLS its `sslmode` asks for, trusting `ca_file`
+    /// (PEM) or the system's CAs, creates the table when it is missing, and keeps
+    /// up to `pool_size` connections; links live for `ttl`.
     ///
     /// # Errors
     ///
-    /// A [`StoreError`] naming the problem when the URL does not parse, the
-    /// database cannot be reached within 10 s, or the table cannot be created.
+    /// A [`StoreError`] naming the problem when the URL does not parse, the CA
+    /// file is unusable, the database cannot be reached within 10 s (or its
+    /// certificate is refused), or the table cannot be created.
     pub async fn connect(
         url: &str,
         pool_size: usize,
+        ca_file: Option<&Path>,
         signer: Signer,
         ttl: SignedDuration,
         clock: fn() -> Timestamp,
     ) -> Result<PostgresStore, StoreError> {
-        let config = deadpool_postgres::Config {
-            url: Some(url.to_owned()),
-            pool: Some(PoolConfig {
-                max_size: pool_size.max(1),
-                timeouts: Timeouts {
-                    wait: Some(Duration::from_secs(10)),
-                    create: Some(Duration::from_secs(10)),
-                    recycle: Some(Duration::from_secs(10)),
-                },
-                ..PoolConfig::default()
-            }),
-            ..deadpool_postgres::Config::default()
-        };
-        let pool = config
-            .create_pool(Some(Runtime::Tokio1), NoTls)
+        let (url, mode) = postgres_tls::split_sslmode(url)?;
+        let mut config: tokio_postgres::Config = url
+            .parse()
             .map_err(|e| StoreError(format!("PostgreSQL URL: {e}")))?;
+        let local = config
+            .get_hosts()
+            .iter()
+            .all(|host| !matches!(host, tokio_postgres::config::Host::Tcp(_)));
+        // A Unix socket never speaks TLS (as in libpq): it is a local file.
+        let mode = if local && !config.get_hosts().is_empty() {
+            SslMode::Disable
+        } else {
+            mode
+        };
+        config.ssl_mode(mode.negotiation());
+        if !mode.authenticates(ca_file) {
+            tracing::warn!(
+                sslmode = ?mode,
+                error.type = "store_unauthenticated",
+                "the PostgreSQL store does not check whom it talks to; on a network, use sslmode=verify-full with store.ca_file"
+            );
+        }
+        let tls = postgres_tls::connector(mode, ca_file)?;
+        let manager = Manager::from_config(
+            config,
+            tls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let timeout = Some(Duration::from_secs(10));
+        let pool = Pool::builder(manager)
+            .max_size(pool_size.max(1))
+            .wait_timeout(timeout)
+            .create_timeout(timeout)
+            .recycle_timeout(timeout)
+            .runtime(Runtime::Tokio1)
+            .build()
+            .map_err(|e| StoreError(format!("PostgreSQL pool: {e}")))?;
         let store = PostgresStore {
             pool,
             signer,
@@ -118,7 +163,23 @@ impl PostgresStore {
         self.pool
             .get()
             .await
-            .map_err(|e| StoreError(format!("connecting to PostgreSQL: {e}")))
+            .map_err(|e| StoreError(format!("connecting to PostgreSQL: {}", chain(&e))))
+    }
+
+    /// Whether a connection of the pool speaks TLS, as the server sees it
+    /// (`pg_stat_ssl`); for the tests.
+    #[doc(hidden)]
+    pub async fn connection_uses_tls(&self) -> Result<bool, StoreError> {
+        let row = self
+            .client()
+            .await?
+            .query_one(
+                "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                &[],
+            )
+            .await
+            .map_err(failed("asking pg_stat_ssl"))?;
+        Ok(row.get(0))
     }
 
     /// Writes a row as a given format version wrote it (for reading old rows back).

@@ -44,28 +44,32 @@ impl Signer {
     }
 
     /// The key in `path` (hex), created with 32 random bytes and mode 0600 when
-    /// missing, so replicas can share it by sharing the file.
+    /// missing, so replicas can share it by sharing the file. A key file that
+    /// exists must be private (mode 0600 or 0400): one the group or others can
+    /// read is refused, since whoever reads it can sign links to any result.
     ///
     /// # Errors
     ///
-    /// When the file cannot be read or written, or does not hold hex.
+    /// When the file cannot be read or written, is readable by others (the
+    /// message says `chmod 600`), or does not hold hex.
     pub fn load_or_create(path: &Path) -> std::io::Result<Signer> {
-        if let Ok(text) = std::fs::read_to_string(path) {
-            let key = decode_hex(text.trim()).ok_or_else(|| {
-                std::io::Error::other(format!("{} does not hold a hex key", path.display()))
-            })?;
-            return Ok(Signer::new(key));
+        match std::fs::read_to_string(path) {
+            Ok(text) => {
+                super::private::check(path, "the signing key")?;
+                let key = decode_hex(text.trim()).ok_or_else(|| {
+                    std::io::Error::other(format!("{} does not hold a hex key", path.display()))
+                })?;
+                return Ok(Signer::new(key));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
         }
         let mut key = vec![0u8; 32];
         getrandom::fill(&mut key).map_err(|e| std::io::Error::other(e.to_string()))?;
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let mut file = options.open(path)?;
+        let mut file = super::private::create_new(path)?;
         let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
         file.write_all(hex.as_bytes())?;
         Ok(Signer::new(key))
@@ -198,6 +202,16 @@ mod tests {
             assert_eq!(
                 std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
                 0o600
+            );
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+            let error = Signer::load_or_create(&path).unwrap_err().to_string();
+            assert!(
+                error.contains("the signing key") && error.contains("mode 0644"),
+                "{error}"
+            );
+            assert!(
+                error.contains(&format!("chmod 600 {}", path.display())),
+                "{error}"
             );
         }
     }

@@ -9,6 +9,11 @@
 //! (`NORMAL` would survive only the former). Links are signed ([`Signer`]), and a
 //! read checks the signature, the expiry and the principal before it touches the
 //! database.
+//!
+//! The file holds every stored result of every caller, so only the host's user
+//! may read it: it is created with mode 0600 (SQLite gives its `-wal` and `-shm`
+//! files the mode of the database), and an existing database, `-wal` or `-shm`
+//! file that the group or others can read is refused at start (`chmod 600`).
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -50,6 +55,17 @@ impl SqliteStore {
                 .map_err(|e| StoreError(format!("{}: {e}", dir.display())))?;
         }
         let what = format!("{}", path.display());
+        super::private::ensure(path, "the result database")
+            .map_err(|e| StoreError(e.to_string()))?;
+        for suffix in ["-wal", "-shm"] {
+            let mut companion = path.as_os_str().to_owned();
+            companion.push(suffix);
+            let companion = std::path::PathBuf::from(companion);
+            if companion.exists() {
+                super::private::check(&companion, "the result database's file")
+                    .map_err(|e| StoreError(e.to_string()))?;
+            }
+        }
         let connection = Connection::open(path).map_err(failed(&what))?;
         connection
             .execute_batch(
