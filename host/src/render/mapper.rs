@@ -161,11 +161,13 @@ impl Mapper {
         let link = match store.put(offload).await {
             Ok(link) => link,
             Err(error) => {
-                tracing::error!(tool = ctx.tool, size = oversize, limit, %error, "could not store a result over the size limit");
+                // The cause may name the database file or server: the log has it,
+                // the caller gets the code and the sizes.
+                tracing::error!(tool = ctx.tool, request_id = ctx.request_id, size = oversize, limit, %error, error.type = "store_failed", "could not store a result over the size limit");
                 let failure = ToolResult::failure_with(
                     ErrorCode::ToolError,
                     format!(
-                        "The result ({oversize}) is larger than the {limit} bytes this format allows inline, and storing it failed: {error}"
+                        "The result ({oversize}) is larger than the {limit} bytes this format allows inline, and storing it failed; the host's log has the cause (request {})", ctx.request_id
                     ),
                     json!({ "size": size, "limit": limit }),
                 );
