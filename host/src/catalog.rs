@@ -312,7 +312,7 @@ impl Catalog {
             failed = result.is_failure(),
             "call"
         );
-        Ok(result.to_builder().duration_ms(duration_ms).build())
+        Ok(result.into_builder().duration_ms(duration_ms).build())
     }
 
     async fn run(

@@ -10,8 +10,10 @@
 mod cache;
 mod descriptor;
 mod engine;
+mod events;
 mod faults;
 mod host_api;
+mod in_flight;
 mod network;
 mod output;
 mod plugin;
@@ -25,7 +27,9 @@ pub use engine::{EPOCH_TICK, EngineSettings};
 pub use network::NetworkPolicy;
 pub use plugin::{CallContext, Plugin, call_budget};
 pub use policy::{Capabilities, PolicyError};
-pub use state::{EventSender, GuestEvent, LogLevel};
+pub use in_flight::ResultsInFlight;
+pub use events::{Empty, EventReceiver, EventSender, GuestEvent, LogLevel, event_channel};
+pub use state::{BudgetHit, TABLE_ELEMENT_BYTES};
 pub use webhook::{Webhook, WebhookError, headers as webhook_headers};
 
 use std::path::PathBuf;
@@ -63,6 +67,8 @@ pub struct Runtime {
     ticker: Arc<EpochTicker>,
     /// Whether the engine meters fuel (then every store needs some).
     meters_fuel: bool,
+    /// The host-wide budget of result bytes in flight, shared by every plugin.
+    results: ResultsInFlight,
 }
 
 impl Runtime {
@@ -86,7 +92,21 @@ impl Runtime {
             cache,
             ticker,
             meters_fuel: settings.fuel,
+            results: ResultsInFlight::new(
+                crate::config::HostSettings::DEFAULT_RESULT_BYTES_IN_FLIGHT,
+            ),
         })
+    }
+
+    /// Sets the host-wide budget of result bytes in flight
+    /// (`host.max_result_bytes_in_flight`) for the plugins loaded from now on.
+    pub fn limit_results_in_flight(&mut self, bytes: u64) {
+        self.results = ResultsInFlight::new(bytes);
+    }
+
+    /// The host-wide budget of result bytes in flight.
+    pub fn results_in_flight(&self) -> &ResultsInFlight {
+        &self.results
     }
 
     pub fn engine(&self) -> &Engine {
@@ -152,6 +172,7 @@ impl Runtime {
             slots: Arc::new(Semaphore::new(capabilities.max_instances as usize)),
             capabilities,
             meters_fuel: self.meters_fuel,
+            results: self.results.clone(),
             tools: Vec::new(),
             origin,
         };

@@ -4,7 +4,8 @@
 //! per instance, cheaply, building the WASI context of one call.
 //!
 //! Defaults are deny: no preopened directories, no environment variables, no
-//! network (every address refused, name lookup off), no configuration values.
+//! network (no TCP or UDP sockets at all, name lookup off), no configuration
+//! values.
 //!
 //! Network checks run in one closure on the *resolved* socket address
 //! ([`NetworkPolicy`]: allow-list first, then blocked networks). Every denial is
@@ -19,6 +20,7 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
 use super::network::NetworkPolicy;
 use super::output::GuestOutput;
+use super::state::CallBudgets;
 use crate::config::PolicyConfig;
 
 /// A policy that cannot be applied.
@@ -43,6 +45,12 @@ pub struct Capabilities {
     pub timeout: std::time::Duration,
     pub fuel: Option<u64>,
     pub max_instances: u32,
+    /// Resource-table entries per call (`max_resources`).
+    pub max_resources: u32,
+    /// Bytes of log and progress messages per call.
+    pub call_budgets: CallBudgets,
+    /// Bytes of a result, checked before it is converted (`max_result_bytes`).
+    pub max_result_bytes: u64,
 }
 
 /// The denials of one call, shared between its WASI context and the runtime.
@@ -102,6 +110,12 @@ impl Capabilities {
             timeout: std::time::Duration::from_millis(policy.timeout_ms),
             fuel: policy.fuel,
             max_instances: policy.max_instances,
+            max_resources: policy.max_resources,
+            call_budgets: CallBudgets {
+                log_bytes: policy.max_log_bytes,
+                progress_bytes: policy.max_progress_bytes,
+            },
+            max_result_bytes: policy.max_result_bytes,
         })
     }
 
@@ -142,10 +156,12 @@ impl Capabilities {
             builder.preopened_dir(host, guest, *perms)?;
         }
         builder.envs(&self.env);
-        // TCP and UDP stay on so that every attempt reaches the check below, which
-        // denies (and records) whatever the rules do not grant.
-        builder.allow_tcp(true);
-        builder.allow_udp(true);
+        // Without a network rule a guest cannot even create a socket (which would
+        // hold a host descriptor); with one, every address reaches the check
+        // below, which denies (and records) whatever the rules do not grant.
+        let network = !self.network.is_empty();
+        builder.allow_tcp(network);
+        builder.allow_udp(network);
         builder.allow_ip_name_lookup(self.network.uses_names());
         let rules = self.network.clone();
         let denials = denials.clone();
