@@ -56,8 +56,12 @@ fn tools() -> Vec<(&'static str, &'static str, Value)> {
         ),
         (
             "big_result",
-            "Returns about `bytes` bytes of JSON data: an array of small objects.",
-            schema(&[("bytes", "integer")]),
+            "Returns about `bytes` bytes of JSON data: an array of small objects, or one string when `shape` is \"string\".",
+            json!({
+                "type": "object",
+                "properties": {"bytes": {"type": "integer"}, "shape": {"enum": ["objects", "string"]}},
+                "required": ["bytes"],
+            }),
         ),
         (
             "grow",
@@ -90,6 +94,13 @@ struct Flood {
 #[derive(Deserialize)]
 struct Bytes {
     bytes: usize,
+}
+
+#[derive(Deserialize)]
+struct BigResult {
+    bytes: usize,
+    #[serde(default)]
+    shape: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -152,8 +163,16 @@ fn stdout_line(Bytes { bytes }: Bytes) -> ToolResult {
 
 /// JSON text written directly (no `Value` in the guest), so the guest needs
 /// little more memory than the text itself.
-fn big_result(Bytes { bytes }: Bytes) -> ToolResult {
+fn big_result(BigResult { bytes, shape }: BigResult) -> ToolResult {
     let mut data = String::with_capacity(bytes + 64);
+    if shape.as_deref() == Some("string") {
+        data.push('"');
+        data.extend(std::iter::repeat_n('s', bytes));
+        data.push('"');
+        let mut result = ToolResult::empty().build();
+        result.outcome = Outcome::Success(Some(data));
+        return result;
+    }
     data.push('[');
     let mut id = 0u64;
     while data.len() < bytes {

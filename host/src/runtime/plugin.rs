@@ -15,7 +15,7 @@ use super::engine::EPOCH_TICK;
 use super::faults::{DeadlineExceeded, FaultContext, fault, host_failure};
 use super::output::GuestOutput;
 use super::policy::{Capabilities, Denials};
-use super::in_flight::ResultsInFlight;
+use super::in_flight::{ResultsInFlight, SMALL_RESULT_BYTES};
 use super::state::{BudgetHit, CallLimiter, CallState, EventSender};
 use crate::config::World;
 use crate::render::legacy::format::decode_app_response;
@@ -194,9 +194,18 @@ impl Plugin {
                 ),
             );
         };
-        let converted = match answer {
+        // Parsing megabytes of JSON takes a while: off the async threads, so the
+        // calls beside it are not held up.
+        let convert = move || match answer {
             Answer::Plugin(wit) => ToolResult::try_from(wit).map_err(|e| e.to_string()),
             Answer::App(text) => decode_app_response(&text).map_err(|e| e.to_string()),
+        };
+        let converted = if size > SMALL_RESULT_BYTES {
+            tokio::task::spawn_blocking(convert)
+                .await
+                .unwrap_or_else(|e| Err(format!("the conversion failed: {e}")))
+        } else {
+            convert()
         };
         match converted {
             Ok(result) => result.with_lease(lease),
