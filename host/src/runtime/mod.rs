@@ -18,6 +18,7 @@ mod network;
 mod output;
 mod plugin;
 mod policy;
+mod sockets;
 mod state;
 mod webhook;
 
@@ -81,6 +82,7 @@ impl Runtime {
         let engine = engine::build(settings)?;
         let mut linker = Linker::<CallState>::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        sockets::add_to_linker(&mut linker)?;
         PluginWorld::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| {
             state
         })?;

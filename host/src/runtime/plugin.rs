@@ -308,6 +308,8 @@ impl Plugin {
             progress_bytes: 0,
             budgets: self.capabilities.call_budgets,
             budget_hit: None,
+            sockets_granted: self.capabilities.has_network(),
+            denials: denials.clone(),
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limiter);

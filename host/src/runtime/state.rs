@@ -16,6 +16,7 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 pub use super::events::{EventSender, GuestEvent, LogLevel};
+use super::policy::Denials;
 
 /// Log lines a guest may send through the host import per call; more are dropped.
 pub const LOG_LINES_PER_CALL: usize = 1_000;
@@ -36,6 +37,10 @@ pub struct CallState {
     pub(super) budgets: CallBudgets,
     /// The first budget of the call's host imports that was hit.
     pub(super) budget_hit: Option<BudgetHit>,
+    /// Whether the plugin has a network rule (else no socket may be created).
+    pub(super) sockets_granted: bool,
+    /// The call's denials, shared with its WASI context and the runtime.
+    pub(super) denials: Denials,
 }
 
 /// The byte budgets of one call's host imports, from the plugin's policy.
@@ -67,6 +72,17 @@ impl BudgetHit {
 impl CallState {
     /// Records that the budget `key` was hit (the first hit is kept), logging it
     /// once with `error.type = "resource_limit"`.
+    /// Records that a socket of `protocol` was refused: the plugin has no
+    /// network rule.
+    pub(super) fn deny_socket(&mut self, protocol: &str) {
+        tracing::warn!(plugin = %self.plugin, tool = %self.tool, protocol, error.type = "network_denied", "socket refused: the plugin has no network rule");
+        let mut denials = self.denials.lock().expect("denials lock");
+        let denial = format!("{protocol} sockets are not granted (the plugin has no network rule)");
+        if !denials.contains(&denial) {
+            denials.push(denial);
+        }
+    }
+
     pub(super) fn hit(&mut self, key: &'static str, message: String) {
         if self.budget_hit.is_none() {
             tracing::warn!(plugin = %self.plugin, tool = %self.tool, budget = key, error.type = "resource_limit", "{message}; the rest is dropped and the call will fail");
