@@ -332,7 +332,11 @@ async fn progress_to_a_client_that_does_not_read_keeps_the_host_bounded() {
         text.contains("slow-reader"),
         "no progress reached the client"
     );
-    assert!(text.contains("\"id\":1"), "no response: {}", &text[..200.min(text.len())]);
+    assert!(
+        text.contains("\"id\":1"),
+        "no response: {}",
+        &text[..200.min(text.len())]
+    );
     let peak_kib = peak.load(Ordering::Relaxed).max(peak_mid);
     assert!(
         peak_kib <= before + 160 * 1024,
@@ -378,7 +382,10 @@ async fn converting_a_large_result_costs_a_stated_multiple_of_it() {
     // Warm up: the instance pool, the store, the allocator.
     let warm = attack::call(&host.url, "b_big_result", json!({"bytes": 1_000_000})).await;
     assert_eq!(attack::error_code(&warm), None, "{warm}");
-    for (shape, bound) in [("string", STRING_RESULT_RATIO), ("objects", OBJECT_RESULT_RATIO)] {
+    for (shape, bound) in [
+        ("string", STRING_RESULT_RATIO),
+        ("objects", OBJECT_RESULT_RATIO),
+    ] {
         let outcome = attack::run(
             &host,
             "b_big_result",

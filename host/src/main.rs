@@ -201,11 +201,11 @@ fn check_descriptor_budget(config: &Config) {
     };
     // SAFETY: getrlimit only writes the struct passed.
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0
-        && worst > limit.rlim_cur as u64
+        && worst > limit.rlim_cur
     {
         tracing::warn!(
             worst_case = worst,
-            limit = limit.rlim_cur as u64,
+            limit = limit.rlim_cur,
             "the plugins' calls may together hold more open resources (max_instances x max_resources, summed) than the process may open descriptors; lower policy.max_resources or max_instances, or raise the limit (ulimit -n)"
         );
     }

@@ -37,7 +37,11 @@ fn tools() -> Vec<(&'static str, &'static str, Value)> {
         (
             "open_sockets",
             "Connects to host:port `count` times and holds every connection; returns how many succeeded.",
-            schema(&[("host", "string"), ("port", "integer"), ("count", "integer")]),
+            schema(&[
+                ("host", "string"),
+                ("port", "integer"),
+                ("count", "integer"),
+            ]),
         ),
         (
             "log_flood",
@@ -140,7 +144,12 @@ fn log_flood(Flood { lines, bytes }: Flood) -> ToolResult {
     ToolResult::success(json!({"sent": lines})).build()
 }
 
-fn progress_flood(Flood { lines: count, bytes }: Flood) -> ToolResult {
+fn progress_flood(
+    Flood {
+        lines: count,
+        bytes,
+    }: Flood,
+) -> ToolResult {
     let message = "p".repeat(bytes);
     for n in 0..count {
         progress_with_message(n as f64, Some(count as f64), &message);

@@ -25,11 +25,11 @@ mod webhook;
 pub use cache::Origin;
 pub use descriptor::{Annotations, ToolDescriptor};
 pub use engine::{EPOCH_TICK, EngineSettings};
+pub use events::{Empty, EventReceiver, EventSender, GuestEvent, LogLevel, event_channel};
+pub use in_flight::ResultsInFlight;
 pub use network::NetworkPolicy;
 pub use plugin::{CallContext, Plugin, call_budget};
 pub use policy::{Capabilities, PolicyError};
-pub use in_flight::ResultsInFlight;
-pub use events::{Empty, EventReceiver, EventSender, GuestEvent, LogLevel, event_channel};
 pub use state::{BudgetHit, TABLE_ELEMENT_BYTES};
 pub use webhook::{Webhook, WebhookError, headers as webhook_headers};
 

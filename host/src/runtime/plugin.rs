@@ -13,9 +13,9 @@ use super::cache::Origin;
 use super::descriptor::ToolDescriptor;
 use super::engine::EPOCH_TICK;
 use super::faults::{DeadlineExceeded, FaultContext, fault, host_failure};
+use super::in_flight::{ResultsInFlight, SMALL_RESULT_BYTES};
 use super::output::GuestOutput;
 use super::policy::{Capabilities, Denials};
-use super::in_flight::{ResultsInFlight, SMALL_RESULT_BYTES};
 use super::state::{BudgetHit, CallLimiter, CallState, EventSender};
 use crate::config::World;
 use crate::render::legacy::format::decode_app_response;
@@ -60,7 +60,7 @@ pub struct Plugin {
 
 /// What a guest answered, lifted out of its instance.
 enum Answer {
-    Plugin(wit_types::ToolResult),
+    Plugin(Box<wit_types::ToolResult>),
     App(String),
 }
 
@@ -141,7 +141,7 @@ impl Plugin {
                         .toolhost_plugin_tool()
                         .call_call(&mut *store, &tool_name, &arguments, &context)
                         .await?;
-                    Ok::<_, wasmtime::Error>(Answer::Plugin(answer))
+                    Ok::<_, wasmtime::Error>(Answer::Plugin(Box::new(answer)))
                 }
                 Ready::LegacyApp(pre) => {
                     let instance = pre.instantiate_async(&mut *store).await?;
@@ -197,7 +197,7 @@ impl Plugin {
         // Parsing megabytes of JSON takes a while: off the async threads, so the
         // calls beside it are not held up.
         let convert = move || match answer {
-            Answer::Plugin(wit) => ToolResult::try_from(wit).map_err(|e| e.to_string()),
+            Answer::Plugin(wit) => ToolResult::try_from(*wit).map_err(|e| e.to_string()),
             Answer::App(text) => decode_app_response(&text).map_err(|e| e.to_string()),
         };
         let converted = if size > SMALL_RESULT_BYTES {

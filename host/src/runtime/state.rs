@@ -216,7 +216,11 @@ mod tests {
         assert!(limiter.memory_growing(20 << 20, 22 << 20, None).unwrap());
         assert_eq!(limiter.used(), 62 << 20);
         // Table elements count too.
-        assert!(!limiter.table_growing(0, (4 << 20) / TABLE_ELEMENT_BYTES, None).unwrap());
+        assert!(
+            !limiter
+                .table_growing(0, (4 << 20) / TABLE_ELEMENT_BYTES, None)
+                .unwrap()
+        );
         assert!(limiter.table_growing(0, 1_000, None).unwrap());
         assert_eq!(limiter.used(), (62 << 20) + 8_000);
     }
