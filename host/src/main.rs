@@ -200,9 +200,7 @@ fn check_descriptor_budget(config: &Config) {
         rlim_max: 0,
     };
     // SAFETY: getrlimit only writes the struct passed.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0
-        && worst > limit.rlim_cur
-    {
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 && worst > limit.rlim_cur {
         tracing::warn!(
             worst_case = worst,
             limit = limit.rlim_cur,
