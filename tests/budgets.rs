@@ -69,6 +69,15 @@ fn budget_of(message: &Value) -> Option<String> {
 
 /// Asserts a hostile call ended as `resource_limit` naming `budget`.
 fn assert_budget(outcome: &attack::Outcome, budget: &str) {
+    eprintln!(
+        "{budget}: RSS {} -> {} MiB, fds {} -> {}, {} ordinary calls, slowest {:?}",
+        outcome.rss_before_kib / 1024,
+        outcome.peak_rss_kib / 1024,
+        outcome.fds_before,
+        outcome.peak_fds,
+        outcome.ordinary_calls,
+        outcome.slowest_ordinary
+    );
     assert_eq!(
         outcome.code.as_deref(),
         Some("resource_limit"),
@@ -338,6 +347,12 @@ async fn progress_to_a_client_that_does_not_read_keeps_the_host_bounded() {
         &text[..200.min(text.len())]
     );
     let peak_kib = peak.load(Ordering::Relaxed).max(peak_mid);
+    eprintln!(
+        "a client not reading 1 MiB progress messages: RSS {} -> {} MiB, {} ordinary calls",
+        before / 1024,
+        peak_kib / 1024,
+        calls
+    );
     assert!(
         peak_kib <= before + 160 * 1024,
         "host RSS went from {} MiB to {} MiB while a client did not read",
