@@ -96,7 +96,7 @@ fn render_everywhere(host: &TestHost, tool: &str, result: &toolhost::result::Too
 async fn hello_greets_with_the_granted_greeting_and_reports_progress() {
     let data = data_dir();
     let host = host(data.path()).await;
-    let (sender, mut events) = tokio::sync::mpsc::unbounded_channel();
+    let (sender, mut events) = toolhost::runtime::event_channel();
     let result = host
         .catalog
         .call(

@@ -226,7 +226,7 @@ async fn js_and_python_tools_return_checked_data_coded_errors_and_events() {
         assert_eq!(legacy["success"], json!(false), "{language}: {legacy}");
 
         // Log lines and progress reports reach the caller's event channel.
-        let (sender, mut events) = tokio::sync::mpsc::unbounded_channel();
+        let (sender, mut events) = toolhost::runtime::event_channel();
         let counted = host
             .catalog
             .call(

@@ -382,7 +382,7 @@ impl Catalog {
                 failed = result.is_failure(),
                 "call"
             );
-            Ok(result.to_builder().duration_ms(duration_ms).build())
+            Ok(result.into_builder().duration_ms(duration_ms).build())
         };
         with_call_id(call_id.clone(), call.instrument(span)).await
     }

@@ -103,6 +103,7 @@ fn main() -> ExitCode {
         )
         .init();
     let cli = Cli::parse();
+    raise_descriptor_limit();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -172,14 +173,57 @@ fn engine_settings(config: &Config) -> EngineSettings {
     }
 }
 
+/// Raises the soft limit of open descriptors to the hard limit: each call may
+/// hold up to its plugin's `max_resources` of them.
+fn raise_descriptor_limit() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit only read and write the struct passed.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
+        {
+            limit.rlim_cur = limit.rlim_max;
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                tracing::debug!("could not raise the soft limit of open descriptors");
+            }
+        }
+    }
+}
+
+/// Warns when the plugins' calls together may hold more resources (each one a
+/// descriptor at worst) than the process may open.
+fn check_descriptor_budget(config: &Config) {
+    let worst: u64 = config
+        .plugins
+        .iter()
+        .map(|p| u64::from(p.policy.max_instances) * u64::from(p.policy.max_resources))
+        .sum();
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit only writes the struct passed.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 && worst > limit.rlim_cur {
+        tracing::warn!(
+            worst_case = worst,
+            limit = limit.rlim_cur,
+            "the plugins' calls may together hold more open resources (max_instances x max_resources, summed) than the process may open descriptors; lower policy.max_resources or max_instances, or raise the limit (ulimit -n)"
+        );
+    }
+}
+
 async fn open(source: &Source) -> Result<(Config, Runtime, Catalog), String> {
     let config = load_config(source)?;
     toolhost::runtime::ensure_private_dir(&config.host.data_dir, "host.data_dir")?;
-    let runtime = Runtime::new(
+    let mut runtime = Runtime::new(
         engine_settings(&config),
         config.host.data_dir.join("compile-cache"),
     )
     .map_err(|e| format!("cannot start the engine: {e:#}"))?;
+    runtime.limit_results_in_flight(config.host.max_result_bytes_in_flight);
+    check_descriptor_budget(&config);
     let catalog = Catalog::load(&config, &runtime)
         .await
         .map_err(|e| e.to_string())?;

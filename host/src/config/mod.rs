@@ -98,6 +98,15 @@ pub struct HostSettings {
     pub result_ttl_secs: i64,
     /// Addresses webhooks may be reached at (`host:port` rules, as for plugins).
     pub webhook_allow: Vec<String>,
+    /// Bytes of guest results the host converts and renders at once, over every
+    /// call (default 64 MiB); a result that does not fit waits for room until its
+    /// call's deadline.
+    pub max_result_bytes_in_flight: u64,
+}
+
+impl HostSettings {
+    /// The default of `host.max_result_bytes_in_flight`: 64 MiB.
+    pub const DEFAULT_RESULT_BYTES_IN_FLIGHT: u64 = 64 << 20;
 }
 
 /// One plugin: a component and the policy it runs under.
@@ -138,7 +147,9 @@ impl World {
 /// What a plugin may do, as the operator wrote it. Every default is the safe one:
 /// no preopened directories, no environment variables, no network, no configuration
 /// values, 64 MiB of memory, 10 s per call, no fuel metering, 16 concurrent
-/// instances.
+/// instances; per call at most 256 resource-table entries (open files, sockets,
+/// streams), 1 MiB of log messages, 1 MiB of progress messages and a result of
+/// 16 MiB.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyConfig {
@@ -163,6 +174,20 @@ pub struct PolicyConfig {
     pub fuel: Option<u64>,
     #[serde(default = "PolicyConfig::default_max_instances")]
     pub max_instances: u32,
+    /// Resource-table entries (open files, sockets, streams, ...) one call may
+    /// hold at once.
+    #[serde(default = "PolicyConfig::default_max_resources")]
+    pub max_resources: u32,
+    /// Bytes of log messages one call may send through the `log` import.
+    #[serde(default = "PolicyConfig::default_max_log_bytes")]
+    pub max_log_bytes: u64,
+    /// Bytes of progress messages one call may send through `progress`.
+    #[serde(default = "PolicyConfig::default_max_progress_bytes")]
+    pub max_progress_bytes: u64,
+    /// Bytes of a call's result (its strings and lists), checked before the host
+    /// converts it.
+    #[serde(default = "PolicyConfig::default_max_result_bytes")]
+    pub max_result_bytes: u64,
 }
 
 impl PolicyConfig {
@@ -174,6 +199,18 @@ impl PolicyConfig {
     }
     fn default_max_instances() -> u32 {
         16
+    }
+    fn default_max_resources() -> u32 {
+        256
+    }
+    fn default_max_log_bytes() -> u64 {
+        1 << 20
+    }
+    fn default_max_progress_bytes() -> u64 {
+        1 << 20
+    }
+    fn default_max_result_bytes() -> u64 {
+        16 << 20
     }
 }
 
@@ -188,6 +225,10 @@ impl Default for PolicyConfig {
             timeout_ms: Self::default_timeout_ms(),
             fuel: None,
             max_instances: Self::default_max_instances(),
+            max_resources: Self::default_max_resources(),
+            max_log_bytes: Self::default_max_log_bytes(),
+            max_progress_bytes: Self::default_max_progress_bytes(),
+            max_result_bytes: Self::default_max_result_bytes(),
         }
     }
 }
@@ -239,6 +280,7 @@ struct RawHost {
     result_ttl_secs: Option<i64>,
     #[serde(default)]
     webhook_allow: Vec<String>,
+    max_result_bytes_in_flight: Option<u64>,
 }
 
 #[derive(Deserialize, Default)]
@@ -424,6 +466,16 @@ fn host_settings(raw: RawHost, file: &Path, base: &Path) -> Result<HostSettings,
             Some(max) => max,
         },
         webhook_allow: raw.webhook_allow,
+        max_result_bytes_in_flight: match raw.max_result_bytes_in_flight {
+            None => HostSettings::DEFAULT_RESULT_BYTES_IN_FLIGHT,
+            Some(0) => {
+                return Err(ConfigError::new(
+                    file,
+                    "host.max_result_bytes_in_flight: must be greater than 0",
+                ));
+            }
+            Some(bytes) => bytes,
+        },
         result_ttl_secs: match raw.result_ttl_secs {
             None => 3_600,
             Some(secs) if secs > 0 => secs,
@@ -493,6 +545,19 @@ fn plugin_config(
         }
     }
     check_limits(&name, &policy, file)?;
+    for (key, value) in [
+        ("max_resources", u64::from(policy.max_resources)),
+        ("max_log_bytes", policy.max_log_bytes),
+        ("max_progress_bytes", policy.max_progress_bytes),
+        ("max_result_bytes", policy.max_result_bytes),
+    ] {
+        if value == 0 {
+            return Err(ConfigError::new(
+                file,
+                format!("plugin {name}: policy.{key} must be greater than 0"),
+            ));
+        }
+    }
     if let Some(prefix) = &prefix
         && (prefix.is_empty()
             || !prefix
@@ -656,6 +721,11 @@ mod tests {
                 && plugin.policy.env.is_empty()
         );
         assert_eq!(plugin.policy.memory_mib, 64);
+        assert_eq!(plugin.policy.max_resources, 256);
+        assert_eq!(plugin.policy.max_log_bytes, 1 << 20);
+        assert_eq!(plugin.policy.max_progress_bytes, 1 << 20);
+        assert_eq!(plugin.policy.max_result_bytes, 16 << 20);
+        assert_eq!(config.host.max_result_bytes_in_flight, 64 << 20);
         assert_eq!(config.host.size_limits, SizeLimits::default());
         assert_eq!(config.host.output_mode, OutputMode::Compat);
         assert!(config.host.pooling);

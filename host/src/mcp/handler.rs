@@ -34,7 +34,7 @@ use super::Server;
 use super::tools::listing;
 use crate::catalog::Caller;
 use crate::render::{OutputMode, RenderContext, Revision, Target, legacy, mcp};
-use crate::runtime::{GuestEvent, LogLevel};
+use crate::runtime::{GuestEvent, LogLevel, event_channel};
 use crate::store::StoreError;
 
 /// The `_meta` key (and the HTTP header) a caller uses to pick the output mode
@@ -308,8 +308,10 @@ impl ServerHandler for Session {
         let request_id = context.id.to_string();
 
         // Guest events flow to the caller while the call runs, and are all sent
-        // before the response.
-        let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
+        // before the response. The queue between is bounded per call: while the
+        // caller is slow, progress coalesces to its latest value and log lines
+        // over the bound are dropped (see `runtime::event_channel`).
+        let (events, mut received) = event_channel();
         let peer: Peer<RoleServer> = context.peer.clone();
         let progress_token = context.meta.get_progress_token();
         let log_level = if revision.is_stateless() {

@@ -40,6 +40,7 @@ impl ToolResultBuilder {
                 content: Vec::new(),
                 stored_links: Vec::new(),
                 metadata: Metadata::default(),
+                lease: Default::default(),
             },
         }
     }

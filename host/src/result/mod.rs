@@ -37,6 +37,39 @@ pub struct ToolResult {
     pub(crate) stored_links: Vec<StoredLink>,
     #[serde(default, skip_serializing_if = "Metadata::is_empty")]
     pub(crate) metadata: Metadata,
+    /// What the result holds of a host-wide budget while it is alive (the
+    /// runtime's bytes of results in flight); not part of its meaning.
+    #[serde(skip)]
+    pub(crate) lease: Lease,
+}
+
+/// A share of a host-wide budget a [`ToolResult`] holds until its last copy is
+/// dropped. It takes no part in comparing, printing or serializing results.
+#[derive(Clone, Default)]
+pub struct Lease {
+    /// Held, never read: dropping the last copy gives the share back.
+    _share: Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>,
+}
+
+impl Lease {
+    /// A lease that holds `share` until dropped.
+    pub fn new(share: impl std::any::Any + Send + Sync) -> Self {
+        Lease {
+            _share: Some(std::sync::Arc::new(share)),
+        }
+    }
+}
+
+impl std::fmt::Debug for Lease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Lease")
+    }
+}
+
+impl PartialEq for Lease {
+    fn eq(&self, _: &Lease) -> bool {
+        true
+    }
 }
 
 impl ToolResult {
@@ -60,6 +93,17 @@ impl ToolResult {
         ToolResultBuilder::from_result(self.clone())
     }
 
+    /// A builder holding this result, to change it without copying it.
+    pub fn into_builder(self) -> ToolResultBuilder {
+        ToolResultBuilder::from_result(self)
+    }
+
+    /// This result holding `lease` (a share of a host-wide budget) while it lives.
+    pub fn with_lease(mut self, lease: Lease) -> Self {
+        self.lease = lease;
+        self
+    }
+
     /// A builder starting from a copy of this result without its payload: the
     /// data of a success, the details of a failure. What the mapper renders
     /// beside the link to the stored whole; the payload, often most of the
@@ -79,6 +123,7 @@ impl ToolResult {
             content: self.content.clone(),
             stored_links: self.stored_links.clone(),
             metadata: self.metadata.clone(),
+            lease: self.lease.clone(),
         })
     }
 

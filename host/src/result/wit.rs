@@ -99,8 +99,73 @@ impl TryFrom<wit_types::ToolResult> for ToolResult {
             content: wit.content.into_iter().map(ContentPart::from).collect(),
             stored_links,
             metadata: metadata(wit.metadata)?,
+            lease: Default::default(),
         })
     }
+}
+
+/// What one list element counts for in [`result_bytes`] beside its strings, so
+/// a million empty parts are not free.
+pub const ELEMENT_BYTES: u64 = 32;
+
+/// The size of a guest's result as lifted: the bytes of its strings and lists,
+/// plus [`ELEMENT_BYTES`] per element of its lists of parts, links and
+/// extensions. Counted before the result is converted, so one over the plugin's
+/// `max_result_bytes` is refused without being parsed.
+pub fn result_bytes(wit: &wit_types::ToolResult) -> u64 {
+    let len = |s: &String| s.len() as u64;
+    let opt = |s: &Option<String>| s.as_ref().map_or(0, len);
+    let outcome = match &wit.outcome {
+        wit_types::Outcome::Success(data) => opt(data),
+        wit_types::Outcome::Failure(error) => len(&error.message) + opt(&error.details),
+    };
+    let content: u64 = wit
+        .content
+        .iter()
+        .map(|part| {
+            ELEMENT_BYTES
+                + match part {
+                    wit_types::ContentPart::Text(t) => len(&t.text) + opt(&t.mime),
+                    wit_types::ContentPart::Binary(b) => b.data.len() as u64 + len(&b.mime),
+                    wit_types::ContentPart::ResourceLink(l) => {
+                        len(&l.uri)
+                            + len(&l.name)
+                            + opt(&l.title)
+                            + opt(&l.description)
+                            + opt(&l.mime)
+                    }
+                    wit_types::ContentPart::EmbeddedResource(r) => {
+                        len(&r.uri)
+                            + opt(&r.mime)
+                            + match &r.body {
+                                wit_types::ResourceBody::Text(text) => len(text),
+                                wit_types::ResourceBody::Bytes(bytes) => bytes.len() as u64,
+                            }
+                    }
+                }
+        })
+        .sum();
+    let links: u64 = wit
+        .stored_links
+        .iter()
+        .map(|l| ELEMENT_BYTES + len(&l.uri) + len(&l.mime))
+        .sum();
+    let metadata = &wit.metadata;
+    let extensions: u64 = metadata
+        .extensions
+        .iter()
+        .map(|e| ELEMENT_BYTES + len(&e.namespace) + len(&e.name) + len(&e.value))
+        .sum();
+    outcome
+        + opt(&wit.summary)
+        + content
+        + links
+        + extensions
+        + opt(&metadata.query)
+        + metadata
+            .pagination
+            .as_ref()
+            .map_or(0, |p| opt(&p.next_cursor))
 }
 
 impl From<wit_types::ErrorCode> for ErrorCode {
@@ -268,6 +333,32 @@ mod tests {
         let at = result.metadata().generated_at.unwrap();
         assert_eq!(to_wit_datetime(at).seconds, 1_700_000_000);
         assert_eq!(to_wit_datetime(at).nanoseconds, 5);
+    }
+
+    #[test]
+    fn result_bytes_counts_every_string_and_list() {
+        let mut wit = wit_result(wit_types::Outcome::Success(Some("[1,2]".into())));
+        assert_eq!(result_bytes(&wit), 5);
+        wit.summary = Some("two".into());
+        wit.content = vec![
+            wit_types::ContentPart::Binary(wit_types::BinaryPart {
+                data: vec![0; 1000],
+                mime: "image/png".into(),
+            }),
+            wit_types::ContentPart::Text(wit_types::TextPart {
+                text: String::new(),
+                mime: None,
+            }),
+        ];
+        wit.metadata.extensions = vec![wit_types::NamespacedValue {
+            namespace: "com.example".into(),
+            name: "stock".into(),
+            value: "{}".into(),
+        }];
+        assert_eq!(
+            result_bytes(&wit),
+            5 + 3 + (ELEMENT_BYTES + 1000 + 9) + ELEMENT_BYTES + (ELEMENT_BYTES + 11 + 5 + 2)
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! | what happened | code |
 //! |---|---|
 //! | the deadline passed (epoch or wall clock), or the fuel ran out | `timeout` |
-//! | a memory or table limit was hit, the stack overflowed, the pool was full | `resource_limit` |
+//! | a budget was hit (`memory_mib`, `max_resources`, ...: named in details as `budget`), the stack overflowed, the pool was full | `resource_limit` |
 //! | the guest trapped after the policy denied it a capability | `permission_denied` |
 //! | any other trap or panic, a malformed result | `tool_error` |
 //!
@@ -18,6 +18,7 @@
 use serde_json::{Map, Value, json};
 use wasmtime::Trap;
 
+use super::state::BudgetHit;
 use crate::result::{ErrorCode, ToolResult};
 
 /// What a caller is told of a failure whose cause is the host's (instantiation,
@@ -53,7 +54,8 @@ pub struct FaultContext<'a> {
     pub plugin: &'a str,
     pub tool: &'a str,
     pub timeout_ms: u128,
-    pub memory_exceeded: Option<&'a str>,
+    /// The budget the call hit (memory, resource table, host imports), if any.
+    pub budget: Option<&'a BudgetHit>,
     pub denials: &'a [String],
     pub stderr: String,
 }
@@ -87,11 +89,12 @@ pub fn fault(error: &wasmtime::Error, ctx: FaultContext<'_>) -> ToolResult {
                 ErrorCode::Timeout,
                 "The call used up its fuel budget and was stopped.".to_owned(),
             )
-        } else if let Some(limit) = ctx.memory_exceeded {
-            details.insert("limit".into(), json!(limit));
+        } else if let Some(hit) = ctx.budget {
+            details.insert("budget".into(), json!(hit.key));
+            details.insert("limit".into(), json!(hit.message));
             (
                 ErrorCode::ResourceLimit,
-                format!("The call was stopped: {limit}."),
+                format!("The call was stopped: {}.", hit.message),
             )
         } else if trap == Some(Trap::StackOverflow) {
             (

@@ -1,4 +1,9 @@
 //! The `host` interface a plugin imports: log, progress, its granted configuration.
+//!
+//! Log and progress messages each have a byte budget per call (`max_log_bytes`,
+//! `max_progress_bytes`). The import always returns normally; what goes over the
+//! budget is dropped (neither logged nor sent), and the call ends as
+//! `resource_limit` naming the budget, whatever the guest returns.
 
 use crate::result::wit::plugin::toolhost::plugin::{host, types};
 
@@ -13,6 +18,15 @@ impl host::Host for CallState {
             if self.log_lines == LOG_LINES_PER_CALL + 1 {
                 tracing::warn!(plugin = %self.plugin, tool = %self.tool, "guest sent more than {LOG_LINES_PER_CALL} log lines; dropping the rest of this call's");
             }
+            return Ok(());
+        }
+        self.log_bytes = self.log_bytes.saturating_add(message.len() as u64);
+        if self.log_bytes > self.budgets.log_bytes {
+            let budget = self.budgets.log_bytes;
+            self.hit(
+                "max_log_bytes",
+                format!("the guest sent more than {budget} bytes of log messages"),
+            );
             return Ok(());
         }
         let level = match level {
@@ -31,7 +45,7 @@ impl host::Host for CallState {
             LogLevel::Error => tracing::error!(plugin, tool, "{message}"),
         }
         if let Some(events) = &self.events {
-            let _ = events.send(GuestEvent::Log { level, message });
+            events.send(GuestEvent::Log { level, message });
         }
         Ok(())
     }
@@ -42,9 +56,19 @@ impl host::Host for CallState {
         total: Option<f64>,
         message: Option<String>,
     ) -> wasmtime::Result<()> {
+        let bytes = message.as_ref().map_or(0, |m| m.len() as u64);
+        self.progress_bytes = self.progress_bytes.saturating_add(bytes);
+        if self.progress_bytes > self.budgets.progress_bytes {
+            let budget = self.budgets.progress_bytes;
+            self.hit(
+                "max_progress_bytes",
+                format!("the guest sent more than {budget} bytes of progress messages"),
+            );
+            return Ok(());
+        }
         tracing::debug!(plugin = %self.plugin, tool = %self.tool, progress, total, "progress");
         if let Some(events) = &self.events {
-            let _ = events.send(GuestEvent::Progress {
+            events.send(GuestEvent::Progress {
                 progress,
                 total,
                 message,

@@ -10,13 +10,16 @@
 mod cache;
 mod descriptor;
 mod engine;
+mod events;
 mod faults;
 mod host_api;
 mod lookup;
+mod in_flight;
 mod network;
 mod output;
 mod plugin;
 mod policy;
+mod sockets;
 mod state;
 mod webhook;
 
@@ -24,10 +27,12 @@ pub use cache::{Origin, ScratchDir, ensure_private_dir};
 pub use descriptor::{Annotations, ToolDescriptor};
 pub use engine::{EPOCH_TICK, EngineSettings};
 pub use faults::{host_failure, with_call_id};
+pub use events::{Empty, EventReceiver, EventSender, GuestEvent, LogLevel, event_channel};
+pub use in_flight::ResultsInFlight;
 pub use network::NetworkPolicy;
 pub use plugin::{CallContext, Plugin, call_budget};
 pub use policy::{Capabilities, PolicyError};
-pub use state::{EventSender, GuestEvent, LogLevel};
+pub use state::{BudgetHit, TABLE_ELEMENT_BYTES};
 pub use webhook::{Webhook, WebhookError, headers as webhook_headers};
 
 use std::path::PathBuf;
@@ -67,6 +72,8 @@ pub struct Runtime {
     meters_fuel: bool,
     /// The largest memory a pooled slot holds (`None`: allocated on demand).
     pooled_memory_bytes: Option<u64>,
+    /// The host-wide budget of result bytes in flight, shared by every plugin.
+    results: ResultsInFlight,
 }
 
 impl Runtime {
@@ -80,6 +87,7 @@ impl Runtime {
         let engine = engine::build(settings)?;
         let mut linker = Linker::<CallState>::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        sockets::add_to_linker(&mut linker)?;
         // Name lookups only for the names a plugin's rules name.
         lookup::add_to_linker(&mut linker)?;
         PluginWorld::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| {
@@ -94,7 +102,21 @@ impl Runtime {
             ticker,
             meters_fuel: settings.fuel,
             pooled_memory_bytes: settings.pooling.then_some(settings.max_memory_bytes),
+            results: ResultsInFlight::new(
+                crate::config::HostSettings::DEFAULT_RESULT_BYTES_IN_FLIGHT,
+            ),
         })
+    }
+
+    /// Sets the host-wide budget of result bytes in flight
+    /// (`host.max_result_bytes_in_flight`) for the plugins loaded from now on.
+    pub fn limit_results_in_flight(&mut self, bytes: u64) {
+        self.results = ResultsInFlight::new(bytes);
+    }
+
+    /// The host-wide budget of result bytes in flight.
+    pub fn results_in_flight(&self) -> &ResultsInFlight {
+        &self.results
     }
 
     pub fn engine(&self) -> &Engine {
@@ -161,6 +183,7 @@ impl Runtime {
             slots: Arc::new(Semaphore::new(capabilities.max_instances as usize)),
             capabilities,
             meters_fuel: self.meters_fuel,
+            results: self.results.clone(),
             tools: Vec::new(),
             origin,
         };

@@ -1,7 +1,9 @@
 //! A guest's stdout and stderr, sent line by line to the host log tagged with the
 //! plugin and tool, with a byte budget per call so a chatty guest cannot flood the
 //! log. The last bytes of stderr are kept for the fault report (a Rust panic
-//! message lands there).
+//! message lands there). What a stream holds is bounded whatever the guest
+//! writes: the unfinished line up to [`LOG_BUDGET`] bytes (the rest of a longer
+//! line is counted, not kept) and the [`TAIL`].
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -80,6 +82,9 @@ impl GuestOutput {
                 state.log(&line);
             } else if state.line.len() < LOG_BUDGET {
                 state.line.push(byte);
+            } else {
+                // A line is kept up to the budget: the rest of it is counted only.
+                state.dropped += 1;
             }
         }
     }

@@ -6,21 +6,22 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tokio::sync::Semaphore;
-use wasmtime::component::ResourceTable;
+use wasmtime::component::{ResourceTable, ResourceTableError};
 use wasmtime::{Engine, Store, UpdateDeadline};
 
 use super::cache::Origin;
 use super::descriptor::ToolDescriptor;
 use super::engine::EPOCH_TICK;
 use super::faults::{DeadlineExceeded, FaultContext, fault, host_failure};
+use super::in_flight::{ResultsInFlight, SMALL_RESULT_BYTES};
 use super::output::GuestOutput;
 use super::policy::{Capabilities, Denials};
-use super::state::{CallLimiter, CallState, EventSender};
+use super::state::{BudgetHit, CallLimiter, CallState, EventSender};
 use crate::config::World;
 use crate::render::legacy::format::decode_app_response;
 use crate::result::wit::legacy_app::LegacyAppPre;
 use crate::result::wit::plugin::PluginPre;
-use crate::result::wit::{to_wit_datetime, wit_types};
+use crate::result::wit::{result_bytes, to_wit_datetime, wit_types};
 use crate::result::{ErrorCode, ToolResult};
 
 /// The component, linked and ready to instantiate, in its world.
@@ -55,8 +56,16 @@ pub struct Plugin {
     /// `RUST_BACKTRACE` is set).
     pub(super) meters_fuel: bool,
     pub(super) slots: Arc<Semaphore>,
+    /// The host-wide budget of result bytes in flight.
+    pub(super) results: ResultsInFlight,
     pub(super) tools: Vec<ToolDescriptor>,
     pub(super) origin: Origin,
+}
+
+/// What a guest answered, lifted out of its instance.
+enum Answer {
+    Plugin(Box<wit_types::ToolResult>),
+    App(String),
 }
 
 /// A store set up for one call, and what observes it.
@@ -136,9 +145,7 @@ impl Plugin {
                         .toolhost_plugin_tool()
                         .call_call(&mut *store, &tool_name, &arguments, &context)
                         .await?;
-                    Ok::<_, wasmtime::Error>(
-                        ToolResult::try_from(answer).map_err(|e| e.to_string()),
-                    )
+                    Ok::<_, wasmtime::Error>(Answer::Plugin(Box::new(answer)))
                 }
                 Ready::LegacyApp(pre) => {
                     let instance = pre.instantiate_async(&mut *store).await?;
@@ -146,16 +153,67 @@ impl Plugin {
                         .toolhost_plugin_app()
                         .call_call(&mut *store, &tool_name, &arguments, &context)
                         .await?;
-                    Ok(decode_app_response(&answer).map_err(|e| e.to_string()))
+                    Ok(Answer::App(answer))
                 }
             }
         };
         let outcome = Self::bounded(sandbox.deadline, run).await;
         sandbox.stdout.finish();
         sandbox.stderr.finish();
-        match outcome {
-            Ok(Ok(result)) => result,
-            Ok(Err(problem)) => {
+        let answer = match outcome {
+            Ok(answer) => answer,
+            Err(error) => return self.finish_fault(tool, &error, Some(&sandbox)),
+        };
+        // A budget of the host imports that was hit fails the call, however the
+        // guest went on.
+        if let Some(hit) = sandbox.store.data().budget_hit.clone() {
+            return self.budget_failure(tool, &hit);
+        }
+        let deadline = sandbox.deadline;
+        // The instance (and its memory) is no longer needed: the answer is lifted.
+        drop(sandbox);
+        let size = match &answer {
+            Answer::Plugin(wit) => result_bytes(wit),
+            Answer::App(text) => text.len() as u64,
+        };
+        let budget = self.capabilities.max_result_bytes;
+        if size > budget {
+            return self.budget_failure(
+                tool,
+                &BudgetHit::new(
+                    "max_result_bytes",
+                    format!("the result of {size} bytes is over the budget of {budget} bytes"),
+                ),
+            );
+        }
+        let Some(lease) = self.results.acquire(size, deadline).await else {
+            return self.budget_failure(
+                tool,
+                &BudgetHit::new(
+                    "max_result_bytes_in_flight",
+                    format!(
+                        "the host had no room for a result of {size} bytes before the deadline (at most {} bytes of results are converted at once)",
+                        self.results.bytes()
+                    ),
+                ),
+            );
+        };
+        // Parsing megabytes of JSON takes a while: off the async threads, so the
+        // calls beside it are not held up.
+        let convert = move || match answer {
+            Answer::Plugin(wit) => ToolResult::try_from(*wit).map_err(|e| e.to_string()),
+            Answer::App(text) => decode_app_response(&text).map_err(|e| e.to_string()),
+        };
+        let converted = if size > SMALL_RESULT_BYTES {
+            tokio::task::spawn_blocking(convert)
+                .await
+                .unwrap_or_else(|e| Err(format!("the conversion failed: {e}")))
+        } else {
+            convert()
+        };
+        match converted {
+            Ok(result) => result.with_lease(lease),
+            Err(problem) => {
                 tracing::warn!(plugin = %self.name, tool, %problem, error.type = "malformed_result", "guest returned a malformed result");
                 host_failure(
                     ErrorCode::ToolError,
@@ -165,8 +223,19 @@ impl Plugin {
                     json!({}),
                 )
             }
-            Err(error) => self.finish_fault(tool, &error, Some(&sandbox)),
         }
+    }
+
+    /// The `resource_limit` result of a call that went over the budget `hit`.
+    fn budget_failure(&self, tool: &str, hit: &BudgetHit) -> ToolResult {
+        tracing::warn!(plugin = %self.name, tool, budget = hit.key, error.type = "resource_limit", "{}", hit.message);
+        host_failure(
+            ErrorCode::ResourceLimit,
+            format!("The call went over a budget: {}.", hit.message),
+            &self.name,
+            tool,
+            json!({ "budget": hit.key, "limit": hit.message }),
+        )
     }
 
     /// Calls `describe` once in a fresh instance.
@@ -196,6 +265,10 @@ impl Plugin {
         sandbox.stderr.finish();
         outcome.map_err(|error| {
             let stderr = sandbox.stderr.tail();
+            let error = match &sandbox.store.data().limiter.exceeded {
+                Some(hit) => error.context(format!("{} (policy key `{}`)", hit.message, hit.key)),
+                None => error,
+            };
             if stderr.is_empty() {
                 error
             } else {
@@ -224,9 +297,11 @@ impl Plugin {
         let wasi = self
             .capabilities
             .prepare(tool, &stderr, &stdout, &denials)?;
+        let mut table = ResourceTable::new();
+        table.set_max_capacity(self.capabilities.max_resources as usize);
         let state = CallState {
             wasi,
-            table: ResourceTable::new(),
+            table,
             limiter: CallLimiter::new(self.capabilities.memory_bytes),
             plugin: self.name.clone(),
             tool: tool.to_owned(),
@@ -234,6 +309,12 @@ impl Plugin {
             events,
             log_lines: 0,
             lookups: self.capabilities.name_lookups(&denials),
+            log_bytes: 0,
+            progress_bytes: 0,
+            budgets: self.capabilities.call_budgets,
+            budget_hit: None,
+            sockets_granted: self.capabilities.has_network(),
+            denials: denials.clone(),
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limiter);
@@ -276,14 +357,30 @@ impl Plugin {
         let denials = sandbox
             .map(|s| s.denials.lock().expect("denials lock").clone())
             .unwrap_or_default();
-        let exceeded = sandbox.and_then(|s| s.store.data().limiter.exceeded.clone());
+        let table_full = matches!(
+            error.downcast_ref::<ResourceTableError>(),
+            Some(ResourceTableError::Full)
+        )
+        .then(|| {
+            BudgetHit::new(
+                "max_resources",
+                format!(
+                    "the call holds {} open resources (files, sockets, streams), its budget",
+                    self.capabilities.max_resources
+                ),
+            )
+        });
+        let budget = sandbox
+            .and_then(|s| s.store.data().limiter.exceeded.clone())
+            .or(table_full)
+            .or_else(|| sandbox.and_then(|s| s.store.data().budget_hit.clone()));
         fault(
             error,
             FaultContext {
                 plugin: &self.name,
                 tool,
                 timeout_ms: self.capabilities.timeout.as_millis(),
-                memory_exceeded: exceeded.as_deref(),
+                budget: budget.as_ref(),
                 denials: &denials,
                 stderr: sandbox.map(|s| s.stderr.tail()).unwrap_or_default(),
             },

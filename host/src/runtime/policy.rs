@@ -4,8 +4,8 @@
 //! per instance, cheaply, building the WASI context of one call.
 //!
 //! Defaults are deny: no preopened directories, no environment variables, no
-//! network (every address refused, name lookup off), no configuration values.
-//! With network rules, a guest may look up only the names they name.
+//! network (no TCP or UDP sockets at all, name lookup off), no configuration
+//! values. With network rules, a guest may look up only the names they name.
 //!
 //! A preopened directory is opened once, at load, and kept open for the plugin's
 //! life ([`Preopen`]); every call is given that same directory, never the host path
@@ -27,6 +27,7 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 use super::lookup::NameLookups;
 use super::network::NetworkPolicy;
 use super::output::GuestOutput;
+use super::state::CallBudgets;
 use crate::config::PolicyConfig;
 
 /// A policy that cannot be applied.
@@ -51,6 +52,12 @@ pub struct Capabilities {
     pub timeout: std::time::Duration,
     pub fuel: Option<u64>,
     pub max_instances: u32,
+    /// Resource-table entries per call (`max_resources`).
+    pub max_resources: u32,
+    /// Bytes of log and progress messages per call.
+    pub call_budgets: CallBudgets,
+    /// Bytes of a result, checked before it is converted (`max_result_bytes`).
+    pub max_result_bytes: u64,
 }
 
 /// The denials of one call, shared between its WASI context and the runtime.
@@ -114,6 +121,12 @@ impl Capabilities {
             timeout: std::time::Duration::from_millis(policy.timeout_ms),
             fuel: policy.fuel,
             max_instances: policy.max_instances,
+            max_resources: policy.max_resources,
+            call_budgets: CallBudgets {
+                log_bytes: policy.max_log_bytes,
+                progress_bytes: policy.max_progress_bytes,
+            },
+            max_result_bytes: policy.max_result_bytes,
         })
     }
 
@@ -162,13 +175,15 @@ impl Capabilities {
             builder.preopened_dir(preopen.handle_path(), &preopen.guest, preopen.perms)?;
         }
         builder.envs(&self.env);
-        // TCP and UDP stay on so that every attempt reaches the check below, which
-        // denies (and records) whatever the rules do not grant.
-        builder.allow_tcp(true);
-        builder.allow_udp(true);
+        // Without a network rule a guest cannot even create a socket (which would
+        // hold a host descriptor); with one, every address reaches the check
+        // below, which denies (and records) whatever the rules do not grant.
+        let network = !self.network.is_empty();
+        builder.allow_tcp(network);
+        builder.allow_udp(network);
         // Lookups are on with any rule, and filtered per name in the linker
         // (`lookup.rs`): only the names the rules name are resolved.
-        builder.allow_ip_name_lookup(!self.network.is_empty());
+        builder.allow_ip_name_lookup(network);
         let rules = self.network.clone();
         let denials = denials.clone();
         let plugin = self.plugin.clone();

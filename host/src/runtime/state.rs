@@ -1,41 +1,22 @@
 //! What a store holds during one call: the WASI context, the resource limits, and
 //! what the host imports need (the plugin's granted configuration, where progress
-//! and log lines go).
+//! and log lines go), with the first budget the call hit.
+//!
+//! `memory_mib` is one budget for the whole instance: the bytes of every linear
+//! memory plus [`TABLE_ELEMENT_BYTES`] per element of every table, counted from
+//! their creation (wasmtime asks the limiter for each one's initial size too), so
+//! a component of many core instances, each with its own memory, gets no more
+//! than one with a single memory.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use tokio::sync::mpsc::UnboundedSender;
 use wasmtime::ResourceLimiter;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-/// Something a guest reported during a call, for the caller.
-#[derive(Debug, Clone, PartialEq)]
-pub enum GuestEvent {
-    Log {
-        level: LogLevel,
-        message: String,
-    },
-    Progress {
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    },
-}
-
-/// The level of a guest log line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum LogLevel {
-    Trace,
-    Debug,
-    Info,
-    Warn,
-    Error,
-}
-
-/// Where a call's events go.
-pub type EventSender = UnboundedSender<GuestEvent>;
+pub use super::events::{EventSender, GuestEvent, LogLevel};
+use super::policy::Denials;
 
 /// Log lines a guest may send through the host import per call; more are dropped.
 pub const LOG_LINES_PER_CALL: usize = 1_000;
@@ -52,6 +33,64 @@ pub struct CallState {
     pub(super) log_lines: usize,
     /// The name-lookup filter (`lookup.rs`).
     pub(super) lookups: super::lookup::NameLookups,
+    /// Bytes of log messages and progress messages the guest sent so far.
+    pub(super) log_bytes: u64,
+    pub(super) progress_bytes: u64,
+    pub(super) budgets: CallBudgets,
+    /// The first budget of the call's host imports that was hit.
+    pub(super) budget_hit: Option<BudgetHit>,
+    /// Whether the plugin has a network rule (else no socket may be created).
+    pub(super) sockets_granted: bool,
+    /// The call's denials, shared with its WASI context and the runtime.
+    pub(super) denials: Denials,
+}
+
+/// The byte budgets of one call's host imports, from the plugin's policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallBudgets {
+    /// `max_log_bytes`: bytes of log messages per call.
+    pub log_bytes: u64,
+    /// `max_progress_bytes`: bytes of progress messages per call.
+    pub progress_bytes: u64,
+}
+
+/// A budget a call ran over: its configuration key and what happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BudgetHit {
+    /// The policy (or host) key of the budget, e.g. `"max_resources"`.
+    pub key: &'static str,
+    pub message: String,
+}
+
+impl BudgetHit {
+    pub fn new(key: &'static str, message: impl Into<String>) -> Self {
+        BudgetHit {
+            key,
+            message: message.into(),
+        }
+    }
+}
+
+impl CallState {
+    /// Records that a socket of `protocol` was refused: the plugin has no
+    /// network rule.
+    pub(super) fn deny_socket(&mut self, protocol: &str) {
+        let denial = format!("{protocol} sockets are not granted (the plugin has no network rule)");
+        // One line per kind: a guest that tries 20,000 times is logged once.
+        let seen = self.denials.lock().expect("denials lock").contains(&denial);
+        if !seen {
+            super::policy::record_denial(&self.denials, &self.plugin, &self.tool, denial);
+        }
+    }
+
+    /// Records that the budget `key` was hit (the first hit is kept), logging it
+    /// once with `error.type = "resource_limit"`.
+    pub(super) fn hit(&mut self, key: &'static str, message: String) {
+        if self.budget_hit.is_none() {
+            tracing::warn!(plugin = %self.plugin, tool = %self.tool, budget = key, error.type = "resource_limit", "{message}; the rest is dropped and the call will fail");
+            self.budget_hit = Some(BudgetHit::new(key, message));
+        }
+    }
 }
 
 impl WasiView for CallState {
@@ -63,63 +102,89 @@ impl WasiView for CallState {
     }
 }
 
-/// The memory and table limits of one instance, remembering whether one was hit
-/// (a guest whose allocation fails usually traps, and the trap alone would not
-/// say why).
+/// What one table element counts for against `memory_mib`: a table of funcrefs
+/// holds a pointer per element on the host.
+pub const TABLE_ELEMENT_BYTES: usize = 8;
+
+/// The memory budget of one instance (`memory_mib`), summed over its linear
+/// memories and tables, remembering whether it was hit (a guest whose allocation
+/// fails usually traps, and the trap alone would not say why).
 pub struct CallLimiter {
     memory_bytes: usize,
-    table_elements: usize,
-    pub(super) exceeded: Option<String>,
+    /// Bytes of every memory and table of the instance approved so far.
+    used: usize,
+    pub(super) exceeded: Option<BudgetHit>,
 }
 
 impl CallLimiter {
     pub fn new(memory_bytes: usize) -> Self {
         CallLimiter {
             memory_bytes,
-            table_elements: 1_000_000,
+            used: 0,
             exceeded: None,
         }
+    }
+
+    /// Bytes of memories and tables the instance holds (as far as approved).
+    #[cfg(test)]
+    pub fn used(&self) -> usize {
+        self.used
+    }
+
+    /// Approves growing something from `current` to `desired` bytes if the sum
+    /// stays within the budget.
+    fn grow(&mut self, what: &str, current: usize, desired: usize) -> bool {
+        let total = self
+            .used
+            .saturating_sub(current)
+            .saturating_add(desired.max(current));
+        if total > self.memory_bytes {
+            self.exceeded.get_or_insert_with(|| {
+                BudgetHit::new(
+                    "memory_mib",
+                    format!(
+                        "memory limit of {} MiB reached: growing a {what} would bring the instance's memories and tables to {} MiB",
+                        self.memory_bytes >> 20,
+                        total.div_ceil(1 << 20)
+                    ),
+                )
+            });
+            return false;
+        }
+        self.used = total;
+        true
     }
 }
 
 impl ResourceLimiter for CallLimiter {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > self.memory_bytes {
-            self.exceeded = Some(format!(
-                "memory limit of {} MiB reached (the guest asked for {} MiB)",
-                self.memory_bytes >> 20,
-                desired >> 20
-            ));
-            return Ok(false);
-        }
-        Ok(true)
+        Ok(self.grow("memory", current, desired))
     }
 
     fn memory_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
-        self.exceeded
-            .get_or_insert_with(|| format!("memory could not grow: {error}"));
+        // What was approved stays counted: the sum errs on the safe side.
+        self.exceeded.get_or_insert_with(|| {
+            BudgetHit::new("memory_mib", format!("memory could not grow: {error}"))
+        });
         Ok(())
     }
 
     fn table_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > self.table_elements {
-            self.exceeded = Some(format!(
-                "table limit of {} elements reached",
-                self.table_elements
-            ));
-            return Ok(false);
-        }
-        Ok(true)
+        Ok(self.grow(
+            "table",
+            current.saturating_mul(TABLE_ELEMENT_BYTES),
+            desired.saturating_mul(TABLE_ELEMENT_BYTES),
+        ))
     }
 
     fn instances(&self) -> usize {
@@ -132,5 +197,33 @@ impl ResourceLimiter for CallLimiter {
 
     fn memories(&self) -> usize {
         100
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_is_one_budget_for_every_memory_and_table() {
+        let mut limiter = CallLimiter::new(64 << 20);
+        // Three memories created at 20 MiB each fit; a fourth does not.
+        for _ in 0..3 {
+            assert!(limiter.memory_growing(0, 20 << 20, None).unwrap());
+        }
+        assert!(!limiter.memory_growing(0, 20 << 20, None).unwrap());
+        assert_eq!(limiter.exceeded.as_ref().unwrap().key, "memory_mib");
+        assert_eq!(limiter.used(), 60 << 20);
+        // Growing one of them counts the difference only.
+        assert!(limiter.memory_growing(20 << 20, 22 << 20, None).unwrap());
+        assert_eq!(limiter.used(), 62 << 20);
+        // Table elements count too.
+        assert!(
+            !limiter
+                .table_growing(0, (4 << 20) / TABLE_ELEMENT_BYTES, None)
+                .unwrap()
+        );
+        assert!(limiter.table_growing(0, 1_000, None).unwrap());
+        assert_eq!(limiter.used(), (62 << 20) + 8_000);
     }
 }
