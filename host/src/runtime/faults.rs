@@ -163,7 +163,7 @@ mod tests {
                 plugin: "p",
                 tool: "t",
                 timeout_ms: 1000,
-                memory_exceeded: None,
+                budget: None,
                 denials: &[],
                 stderr: String::new(),
             },
