@@ -1,8 +1,10 @@
 //! Load with faults: many calls at 64 concurrency over Streamable HTTP to a real
 //! `toolhost serve` process, 5% of them to hostile tools (an endless loop, a
-//! memory bomb, a trap). Every good call must return its right result, every
-//! hostile one its coded error, and the server's resident memory after the run
-//! must stay within 10% of what it was after warm-up.
+//! memory bomb, a trap, and the attacks of issue #12 on the host's budgets: files
+//! held open, a log flood, a result over its size budget, memory grown past the
+//! limit, name lookups off the rules). Every good call must return its right
+//! result, every hostile one its coded error, and the server's resident memory
+//! after the run must stay within 10% of what it was after warm-up.
 //!
 //! `make test` runs 4,000 calls; `make soak` runs the issue's 20,000
 //! (`TOOLHOST_LOAD_CALLS`).
@@ -19,16 +21,37 @@ use serde_json::{Value, json};
 
 const CONCURRENCY: usize = 64;
 
-/// The hostile tools and the code each must end with.
-const HOSTILE: [(&str, &str); 3] = [
-    ("spin", "timeout"),
-    ("memory_bomb", "resource_limit"),
-    ("panic", "tool_error"),
-];
+/// The hostile tools, their arguments and the code each must end with.
+fn hostile() -> [(&'static str, Value, &'static str); 8] {
+    [
+        ("spin", json!({}), "timeout"),
+        ("memory_bomb", json!({}), "resource_limit"),
+        ("panic", json!({}), "tool_error"),
+        (
+            "open_files",
+            json!({"path": "/files/a.txt", "count": 20_000}),
+            "resource_limit",
+        ),
+        (
+            "log_flood",
+            json!({"lines": 20, "bytes": 65_536}),
+            "resource_limit",
+        ),
+        ("big_result", json!({"bytes": 17_000_000}), "resource_limit"),
+        ("grow", json!({"mib": 100}), "resource_limit"),
+        (
+            "net_lookup",
+            json!({"names": ["localhost", "exfil-load.example"]}),
+            "permission_denied",
+        ),
+    ]
+}
 
 /// What call `n` is: every 20th goes to a hostile tool (5%).
-fn plan(n: usize) -> Option<(&'static str, &'static str)> {
-    (n % 20 == 7).then(|| HOSTILE[(n / 20) % HOSTILE.len()])
+fn plan(n: usize) -> Option<(&'static str, Value, &'static str)> {
+    let hostile = hostile();
+    let count = hostile.len();
+    (n % 20 == 7).then(|| hostile.into_iter().nth((n / 20) % count).unwrap())
 }
 
 /// Calls `tool`; the structured result of a success, or the error code.
@@ -84,8 +107,8 @@ async fn run(url: &str, range: std::ops::Range<usize>) -> (usize, usize) {
                         break;
                     }
                     match plan(n) {
-                        Some((tool, code)) => {
-                            let answer = call(&client, &url, tool, json!({})).await;
+                        Some((tool, arguments, code)) => {
+                            let answer = call(&client, &url, tool, arguments).await;
                             assert_eq!(answer, Err(code.to_owned()), "call {n} to {tool}");
                             hostile.fetch_add(1, Ordering::Relaxed);
                         }
@@ -116,16 +139,25 @@ async fn good_calls_stay_right_and_memory_stays_flat_while_hostile_ones_fail() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(4_000);
     let dir = tempfile::tempdir().unwrap();
+    let files = dir.path().join("files");
+    std::fs::create_dir(&files).unwrap();
+    std::fs::write(files.join("a.txt"), "a").unwrap();
     let config = dir.path().join("toolhost.toml");
     std::fs::write(
         &config,
         format!(
             "[host]\ndata_dir = \"{data}\"\n\n\
              [[plugin]]\npath = \"{calc}\"\n[plugin.policy]\nmax_instances = 64\n\n\
-             [[plugin]]\npath = \"{hostile}\"\n[plugin.policy]\nfuel = 200000000\ntimeout_ms = 5000\nmemory_mib = 16\nmax_instances = 16\n",
+             [[plugin]]\npath = \"{hostile}\"\n[plugin.policy]\nfuel = 200000000\ntimeout_ms = 5000\nmemory_mib = 16\nmax_instances = 16\n\n\
+             [[plugin]]\npath = \"{budget}\"\n[plugin.policy]\ntimeout_ms = 5000\nmemory_mib = 64\nmax_instances = 8\n\
+             [[plugin.policy.preopens]]\nhost = \"{files}\"\nguest = \"/files\"\n\n\
+             [[plugin]]\npath = \"{net}\"\n[plugin.policy]\ntimeout_ms = 5000\nnetwork = [\"localhost:9\"]\n",
             data = dir.path().join("data").display(),
             calc = guest("calc").display(),
             hostile = guest("hostile").display(),
+            budget = guest("hostile_budget").display(),
+            files = files.display(),
+            net = guest("hostile_net").display(),
         ),
     )
     .unwrap();
