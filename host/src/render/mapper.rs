@@ -167,7 +167,8 @@ impl Mapper {
                 let failure = ToolResult::failure_with(
                     ErrorCode::ToolError,
                     format!(
-                        "The result ({oversize}) is larger than the {limit} bytes this format allows inline, and storing it failed; the host's log has the cause (request {})", ctx.request_id
+                        "The result ({oversize}) is larger than the {limit} bytes this format allows inline, and storing it failed; the host's log has the cause (request {})",
+                        ctx.request_id
                     ),
                     json!({ "size": size, "limit": limit }),
                 );
