@@ -232,7 +232,14 @@ fn load_or_create_key(path: &Path) -> Result<Vec<u8>, String> {
     if !path.exists() {
         let mut key = [0u8; 32];
         getrandom::fill(&mut key).map_err(|e| format!("cannot make a key for {shown}: {e}"))?;
-        let temporary = path.with_extension(format!("tmp{}", std::process::id()));
+        // Unique per process and attempt: two engines of one process (tests run
+        // side by side) must not remove each other's temporary key.
+        static ATTEMPTS: AtomicU64 = AtomicU64::new(0);
+        let temporary = path.with_extension(format!(
+            "tmp{}-{}",
+            std::process::id(),
+            ATTEMPTS.fetch_add(1, Ordering::Relaxed)
+        ));
         let _ = std::fs::remove_file(&temporary);
         let written = private_file(&temporary)
             .and_then(|mut file| file.write_all(hex::encode(key).as_bytes()))
@@ -332,6 +339,31 @@ mod tests {
         // Another key (another host) does not verify this host's entries.
         let other = CompileCache::new(dir.path().join("other"), &Engine::default()).unwrap();
         assert_eq!(other.verified("a.cwasm", &stored), None);
+    }
+
+    /// Tests run engines side by side on one fresh cache directory (a fresh
+    /// clone's first `make test`): every one gets the key, and all the same one.
+    #[test]
+    fn engines_starting_at_once_on_a_fresh_cache_agree_on_one_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("cache").join(KEY_FILE);
+        let together = std::sync::Barrier::new(64);
+        let keys: Vec<Vec<u8>> = std::thread::scope(|scope| {
+            let starts: Vec<_> = (0..64)
+                .map(|_| {
+                    scope.spawn(|| {
+                        together.wait();
+                        ensure_private_dir(&dir.path().join("cache"), "the compile cache")?;
+                        load_or_create_key(&key)
+                    })
+                })
+                .collect();
+            starts
+                .into_iter()
+                .map(|start| start.join().unwrap().unwrap())
+                .collect()
+        });
+        assert!(keys.windows(2).all(|pair| pair[0] == pair[1]));
     }
 
     #[cfg(unix)]
