@@ -37,7 +37,11 @@ fn hostile() -> [(&'static str, Value, &'static str); 8] {
             json!({"lines": 20, "bytes": 65_536}),
             "resource_limit",
         ),
-        ("big_result", json!({"bytes": 17_000_000}), "resource_limit"),
+        // Just over the plugin's result budget (512 KiB here): refused before it is
+        // converted. (At the default 16 MiB, each refused result is a lifted copy of
+        // that size, and the allocator's high-water mark would depend on how many
+        // happened to run at once, not on a leak.)
+        ("big_result", json!({"bytes": 600_000}), "resource_limit"),
         ("grow", json!({"mib": 100}), "resource_limit"),
         (
             "net_lookup",
@@ -149,7 +153,7 @@ async fn good_calls_stay_right_and_memory_stays_flat_while_hostile_ones_fail() {
             "[host]\ndata_dir = \"{data}\"\n\n\
              [[plugin]]\npath = \"{calc}\"\n[plugin.policy]\nmax_instances = 64\n\n\
              [[plugin]]\npath = \"{hostile}\"\n[plugin.policy]\nfuel = 200000000\ntimeout_ms = 5000\nmemory_mib = 16\nmax_instances = 16\n\n\
-             [[plugin]]\npath = \"{budget}\"\n[plugin.policy]\ntimeout_ms = 5000\nmemory_mib = 64\nmax_instances = 8\n\
+             [[plugin]]\npath = \"{budget}\"\n[plugin.policy]\ntimeout_ms = 5000\nmemory_mib = 64\nmax_instances = 8\nmax_result_bytes = 524288\n\
              [[plugin.policy.preopens]]\nhost = \"{files}\"\nguest = \"/files\"\n\n\
              [[plugin]]\npath = \"{net}\"\n[plugin.policy]\ntimeout_ms = 5000\nnetwork = [\"localhost:9\"]\n",
             data = dir.path().join("data").display(),
