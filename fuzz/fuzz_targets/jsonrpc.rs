@@ -95,10 +95,10 @@ fuzz_target!(|data: &[u8]| {
         let (client, server_end) = tokio::io::duplex(1 << 16);
         let (server_read, server_write) = tokio::io::split(server_end);
         let serving = tokio::spawn(async move {
-            if let Ok(running) = Session::new(server)
-                .serve((server_read, server_write))
-                .await
-            {
+            // A pipe, as stdio is: the local operator's session (an HTTP session
+            // would refuse every request, none carrying a caller).
+            let local = Session::with_input(server, tokio_util::sync::CancellationToken::new());
+            if let Ok(running) = local.serve((server_read, server_write)).await {
                 let _ = running.waiting().await;
             }
         });
