@@ -30,6 +30,8 @@ use wasmtime::Engine;
 use wasmtime::component::Component;
 use wasmtime::error::Context as _;
 
+use crate::store::private;
+
 /// Components larger than this get a progress line while they compile.
 const ANNOUNCE_BYTES: usize = 1 << 20;
 
@@ -165,7 +167,7 @@ impl CompileCache {
             std::process::id(),
             STORES.fetch_add(1, Ordering::Relaxed)
         ));
-        let written = private_file(&temporary).and_then(|mut file| {
+        let written = private::create_new(&temporary).and_then(|mut file| {
             file.write_all(compiled)?;
             file.write_all(&self.tag(name, compiled).finalize().into_bytes())
         });
@@ -215,15 +217,6 @@ pub fn ensure_private_dir(dir: &Path, what: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Creates `path` for writing with mode 0600 (failing when it exists).
-fn private_file(path: &Path) -> std::io::Result<std::fs::File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options.open(path)
-}
-
 /// The MAC key in `path` (hex), created with 32 random bytes and mode 0600 when
 /// missing. Two hosts starting at once on one cache agree on a single key: it is
 /// written whole under a temporary name and linked into place only if none exists.
@@ -241,7 +234,7 @@ fn load_or_create_key(path: &Path) -> Result<Vec<u8>, String> {
             ATTEMPTS.fetch_add(1, Ordering::Relaxed)
         ));
         let _ = std::fs::remove_file(&temporary);
-        let written = private_file(&temporary)
+        let written = private::create_new(&temporary)
             .and_then(|mut file| file.write_all(hex::encode(key).as_bytes()))
             .and_then(|()| std::fs::hard_link(&temporary, path));
         let _ = std::fs::remove_file(&temporary);
@@ -251,17 +244,8 @@ fn load_or_create_key(path: &Path) -> Result<Vec<u8>, String> {
             Err(e) => return Err(format!("cannot create the compile-cache key {shown}: {e}")),
         }
     }
+    private::check(path, "the compile-cache key").map_err(|e| e.to_string())?;
     let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        let mode = meta.permissions().mode() & 0o7777;
-        if mode & 0o077 != 0 {
-            return Err(format!(
-                "the compile-cache key {shown} is open to group or others (mode {mode:o}); fix it with `chmod 600 {shown}`"
-            ));
-        }
-    }
     if !meta.is_file() {
         return Err(format!("the compile-cache key {shown} is not a file"));
     }
