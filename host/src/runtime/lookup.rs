@@ -11,8 +11,6 @@
 //! `error.type = "network_denied"`, and is recorded as a denial of the call, so a
 //! guest that fails on it ends `permission_denied` naming the name.
 
-use std::sync::Arc;
-
 use wasmtime::component::{HasData, Linker, Resource};
 use wasmtime_wasi::p2::bindings::sockets::ip_name_lookup::{
     self, HostResolveAddressStream, ResolveAddressStream,
@@ -25,17 +23,11 @@ use super::network::NetworkPolicy;
 use super::policy::{Denials, record_denial};
 use super::state::CallState;
 
-/// What the lookup filter of one call needs: the plugin's rules and where the
-/// call's denials go.
-pub struct NameLookups {
-    pub(super) policy: Arc<NetworkPolicy>,
-    pub(super) denials: Denials,
-}
-
 /// The lookup host of one call: wasmtime-wasi's sockets view with the filter.
 pub struct FilteredLookup<'a> {
     sockets: WasiSocketsCtxView<'a>,
-    lookups: &'a NameLookups,
+    rules: &'a NetworkPolicy,
+    denials: &'a Denials,
     plugin: &'a str,
     tool: &'a str,
 }
@@ -52,7 +44,8 @@ fn view(state: &mut CallState) -> FilteredLookup<'_> {
             ctx: state.wasi.sockets(),
             table: &mut state.table,
         },
-        lookups: &state.lookups,
+        rules: &state.network,
+        denials: &state.denials,
         plugin: &state.plugin,
         tool: &state.tool,
     }
@@ -80,10 +73,10 @@ impl ip_name_lookup::Host for FilteredLookup<'_> {
         network: Resource<Network>,
         name: String,
     ) -> Result<Resource<ResolveAddressStream>, SocketError> {
-        if !self.lookups.policy.may_look_up(&name) {
+        if !self.rules.may_look_up(&name) {
             let quoted: String = name.chars().take(QUOTED_NAME_CHARS).collect();
             record_denial(
-                &self.lookups.denials,
+                self.denials,
                 self.plugin,
                 self.tool,
                 format!("name lookup of {quoted:?} is not granted"),

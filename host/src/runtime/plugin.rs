@@ -308,12 +308,11 @@ impl Plugin {
             config: self.capabilities.config(),
             events,
             log_lines: 0,
-            lookups: self.capabilities.name_lookups(&denials),
+            network: self.capabilities.network(),
             log_bytes: 0,
             progress_bytes: 0,
             budgets: self.capabilities.call_budgets,
             budget_hit: None,
-            sockets_granted: self.capabilities.has_network(),
             denials: denials.clone(),
         };
         let mut store = Store::new(&self.engine, state);

@@ -24,7 +24,6 @@ use std::sync::{Arc, Mutex};
 
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
-use super::lookup::NameLookups;
 use super::network::NetworkPolicy;
 use super::output::GuestOutput;
 use super::state::CallBudgets;
@@ -147,12 +146,9 @@ impl Capabilities {
         self.config.clone()
     }
 
-    /// The name-lookup filter of one call, recording into `denials`.
-    pub(super) fn name_lookups(&self, denials: &Denials) -> NameLookups {
-        NameLookups {
-            policy: self.network.clone(),
-            denials: denials.clone(),
-        }
+    /// The plugin's network rules, for the lookup filter and the socket wrapper.
+    pub(super) fn network(&self) -> Arc<NetworkPolicy> {
+        self.network.clone()
     }
 
     /// The WASI context of one call of `tool`: the granted directories and
@@ -172,7 +168,7 @@ impl Capabilities {
         let mut builder = WasiCtxBuilder::new();
         builder.stdout(stdout.clone()).stderr(stderr.clone());
         for preopen in &self.preopens {
-            builder.preopened_dir(preopen.handle_path(), &preopen.guest, preopen.perms)?;
+            builder.preopened_dir(&preopen.path, &preopen.guest, preopen.perms)?;
         }
         builder.envs(&self.env);
         // Without a network rule a guest cannot even create a socket (which would
@@ -219,11 +215,12 @@ impl Capabilities {
 /// old path. (Where there is no `/proc`, the canonical path fixed at load is used.)
 #[derive(Debug)]
 struct Preopen {
-    /// The directory, open for the plugin's life.
-    handle: File,
-    /// The canonical path fixed at load (used only where there is no `/proc`).
-    #[cfg(not(target_os = "linux"))]
-    host: PathBuf,
+    /// The directory, open for the plugin's life: held, never read, since its
+    /// descriptor is what `path` names.
+    _handle: File,
+    /// What each call opens, fixed at load: the kept descriptor's magic link
+    /// (where there is no `/proc`, the canonical path).
+    path: PathBuf,
     guest: String,
     perms: FsPerms,
 }
@@ -243,42 +240,34 @@ impl Preopen {
         if !meta.is_dir() {
             return Err(not_a_dir("it is a file".into()));
         }
-        let preopen = Preopen {
-            handle,
-            #[cfg(not(target_os = "linux"))]
-            host: host.to_path_buf(),
-            guest: guest.to_owned(),
-            perms,
+        #[cfg(target_os = "linux")]
+        let path = {
+            use std::os::fd::AsRawFd as _;
+            PathBuf::from(format!("/proc/self/fd/{}", handle.as_raw_fd()))
         };
-        // The handle path must lead to this very directory, or calls would fail.
-        let reopened = std::fs::metadata(preopen.handle_path()).map_err(|e| {
+        #[cfg(not(target_os = "linux"))]
+        let path = host.to_path_buf();
+        // The path must lead to this very directory, or calls would fail.
+        let reopened = std::fs::metadata(&path).map_err(|e| {
             format!(
                 "preopen {}: cannot reach the directory opened at load through {} ({e}); is /proc mounted?",
                 host.display(),
-                preopen.handle_path().display()
+                path.display()
             )
         })?;
         if !same_file(&meta, &reopened) {
             return Err(format!(
                 "preopen {}: {} does not lead to the directory opened at load",
                 host.display(),
-                preopen.handle_path().display()
+                path.display()
             ));
         }
-        Ok(preopen)
-    }
-
-    /// The path each call opens: the kept descriptor's magic link.
-    #[cfg(target_os = "linux")]
-    fn handle_path(&self) -> PathBuf {
-        use std::os::fd::AsRawFd as _;
-        PathBuf::from(format!("/proc/self/fd/{}", self.handle.as_raw_fd()))
-    }
-
-    /// The path each call opens: without `/proc`, the path fixed at load.
-    #[cfg(not(target_os = "linux"))]
-    fn handle_path(&self) -> PathBuf {
-        self.host.clone()
+        Ok(Preopen {
+            _handle: handle,
+            path,
+            guest: guest.to_owned(),
+            perms,
+        })
     }
 }
 

@@ -65,7 +65,7 @@ fn answer<T>(
         Ok(socket) => Ok((Ok(socket),)),
         Err(error) => {
             let code = error.downcast()?;
-            if code == ErrorCode::AccessDenied && !state.sockets_granted {
+            if code == ErrorCode::AccessDenied && state.network.is_empty() {
                 state.deny_socket(protocol);
             }
             Ok((Err(code),))

@@ -31,16 +31,15 @@ pub struct CallState {
     pub(super) config: Arc<BTreeMap<String, String>>,
     pub(super) events: Option<EventSender>,
     pub(super) log_lines: usize,
-    /// The name-lookup filter (`lookup.rs`).
-    pub(super) lookups: super::lookup::NameLookups,
+    /// The plugin's network rules: which names the lookup filter (`lookup.rs`)
+    /// resolves, and whether sockets exist at all (`sockets.rs`).
+    pub(super) network: Arc<super::network::NetworkPolicy>,
     /// Bytes of log messages and progress messages the guest sent so far.
     pub(super) log_bytes: u64,
     pub(super) progress_bytes: u64,
     pub(super) budgets: CallBudgets,
     /// The first budget of the call's host imports that was hit.
     pub(super) budget_hit: Option<BudgetHit>,
-    /// Whether the plugin has a network rule (else no socket may be created).
-    pub(super) sockets_granted: bool,
     /// The call's denials, shared with its WASI context and the runtime.
     pub(super) denials: Denials,
 }
