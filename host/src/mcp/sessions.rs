@@ -74,10 +74,16 @@ impl Sessions {
     /// longest while there are more than the cap.
     async fn adopt(&self, id: String, principal: Option<String>) {
         // Sessions rmcp ended on its own (idle timeout, transport closed) leave
-        // the record first, so they do not count.
+        // the record first, so they do not count. Only needed when the new one
+        // would go over the cap: below it, nothing is closed (and the records stay
+        // bounded by the cap).
         let live: Vec<String> = {
             let owners = self.owners.lock().expect("sessions lock");
-            owners.keys().cloned().collect()
+            if owners.len() < self.max {
+                Vec::new()
+            } else {
+                owners.keys().cloned().collect()
+            }
         };
         let mut ended = Vec::new();
         for known in live {
