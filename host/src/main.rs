@@ -215,7 +215,11 @@ fn check_descriptor_budget(config: &Config) {
 }
 
 async fn open(source: &Source) -> Result<(Config, Runtime, Catalog), String> {
-    let config = load_config(source)?;
+    open_config(load_config(source)?).await
+}
+
+/// The engine and the catalog of `config`, loaded.
+async fn open_config(config: Config) -> Result<(Config, Runtime, Catalog), String> {
     toolhost::runtime::ensure_private_dir(&config.host.data_dir, "host.data_dir")?;
     let mut runtime = Runtime::new(
         engine_settings(&config),
@@ -235,19 +239,17 @@ async fn serve(
     http: Option<std::net::SocketAddr>,
     allow_remote: bool,
 ) -> ExitCode {
+    let config = match load_config(source) {
+        Ok(config) => config,
+        Err(message) => return usage_error(message),
+    };
     // Refused before anything is compiled: remote callers need tokens.
-    if allow_remote {
-        match load_config(source) {
-            Ok(config) if config.tokens.is_empty() => {
-                return usage_error(
-                    "--allow-remote without tokens would let anyone who reaches the server call every tool; configure at least one [[token]] (see docs/operating.md)",
-                );
-            }
-            Ok(_) => {}
-            Err(message) => return usage_error(message),
-        }
+    if allow_remote && config.tokens.is_empty() {
+        return usage_error(
+            "--allow-remote without tokens would let anyone who reaches the server call every tool; configure at least one [[token]] (see docs/operating.md)",
+        );
     }
-    let (config, runtime, catalog) = match open(source).await {
+    let (config, runtime, catalog) = match open_config(config).await {
         Ok(opened) => opened,
         Err(message) => return usage_error(message),
     };

@@ -110,6 +110,8 @@ pub struct HostSettings {
 impl HostSettings {
     /// The default of `host.max_result_bytes_in_flight`: 64 MiB.
     pub const DEFAULT_RESULT_BYTES_IN_FLIGHT: u64 = 64 << 20;
+    /// The default of `host.max_sessions`.
+    pub const DEFAULT_MAX_SESSIONS: usize = 1_000;
 }
 
 /// One plugin: a component and the policy it runs under.
@@ -388,11 +390,6 @@ fn host_settings(raw: RawHost, file: &Path, base: &Path) -> Result<HostSettings,
             }
         },
     })
-}
-
-impl HostSettings {
-    /// The default of `host.max_sessions`.
-    pub const DEFAULT_MAX_SESSIONS: usize = 1_000;
 }
 
 /// `host.allowed_hosts`: each a host name, an address, or `host:port`, as in a

@@ -114,11 +114,6 @@ impl Runtime {
         self.results = ResultsInFlight::new(bytes);
     }
 
-    /// The host-wide budget of result bytes in flight.
-    pub fn results_in_flight(&self) -> &ResultsInFlight {
-        &self.results
-    }
-
     pub fn engine(&self) -> &Engine {
         &self.engine
     }
