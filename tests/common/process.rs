@@ -25,10 +25,17 @@ impl Host {
     /// Starts a host whose log has what `filter` (a `TOOLHOST_LOG` value, such
     /// as `"info"`) lets through, and the line naming the URL.
     pub fn start_logging(config: &Path, filter: &str) -> Host {
+        Host::start_with(config, filter, &[], Duration::from_secs(60))
+    }
+
+    /// [`Host::start_logging`] with more environment variables (`env`), waiting
+    /// up to `wait` for it to serve (it loads and compiles every plugin first).
+    pub fn start_with(config: &Path, filter: &str, env: &[(&str, &str)], wait: Duration) -> Host {
         let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
             .args(["serve", "--http", "127.0.0.1:0", "--config"])
             .arg(config)
             .env("TOOLHOST_LOG", format!("{filter},toolhost::mcp::http=info"))
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -54,9 +61,9 @@ impl Host {
                 eprintln!("[toolhost] {line}");
             }
         });
-        let url = url
-            .recv_timeout(Duration::from_secs(60))
-            .expect("toolhost did not start serving within 60 s (its log is above)");
+        let url = url.recv_timeout(wait).unwrap_or_else(|_| {
+            panic!("toolhost did not start serving within {wait:?} (its log is above)")
+        });
         Host { child, url, log }
     }
 
