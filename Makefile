@@ -9,8 +9,8 @@ GUESTS := --manifest-path guest-examples/Cargo.toml --target wasm32-wasip2 --rel
 # The example guests in JavaScript, Python and C (before the rules: make expands
 # prerequisites as it reads them).
 LANG_OUT := guest-examples/target/lang
-LANG_GUESTS := $(LANG_OUT)/js_tools.wasm $(LANG_OUT)/js_legacy_app.wasm \
-	$(LANG_OUT)/py_tools.wasm $(LANG_OUT)/c_tools.wasm
+LANG_GUESTS := $(LANG_OUT)/js_tools.wasm $(LANG_OUT)/js_legacy_app.wasm $(LANG_OUT)/js_web.wasm \
+	$(LANG_OUT)/py_tools.wasm $(LANG_OUT)/py_web.wasm $(LANG_OUT)/c_tools.wasm
 
 .PHONY: run test setup postgres guests rust-guests lint unit a2a-check conformance clients bless build soak bench fuzz
 
@@ -36,10 +36,12 @@ rust-guests:
 WIT := $(wildcard wit/*.wit)
 
 # JavaScript: componentize-js (SpiderMonkey) from npm, at the versions the lock file
-# pins. The SpiderMonkey features `http` and `fetch-event` would import wasi:http,
-# which the host does not offer.
+# pins. The SpiderMonkey feature `http` (fetch, through wasi:http) is left out of
+# the tools that do not reach the web, so they do not import wasi:http; js_web
+# keeps it. `fetch-event` (exporting wasi:http/incoming-handler) is never wanted.
 JS_DIR := guest-examples/js-tools
-COMPONENTIZE_JS := cd $(JS_DIR) && npx --no-install componentize-js --disable http fetch-event
+COMPONENTIZE_JS_WITH_HTTP := cd $(JS_DIR) && npx --no-install componentize-js --disable fetch-event
+COMPONENTIZE_JS := $(COMPONENTIZE_JS_WITH_HTTP) http
 
 $(JS_DIR)/node_modules/.installed: $(JS_DIR)/package.json $(JS_DIR)/package-lock.json
 	cd $(JS_DIR) && npm ci --no-audit --no-fund
@@ -55,6 +57,12 @@ $(LANG_OUT)/js_legacy_app.wasm: guest-examples/js-legacy-app/app.js $(WIT) $(JS_
 	$(COMPONENTIZE_JS) --wit ../../wit --world-name legacy-app -o ../target/lang/js_legacy_app.wasm.tmp ../js-legacy-app/app.js
 	mv $@.tmp $@
 
+# js-web shares js-tools' componentize-js (it has no package.json of its own).
+$(LANG_OUT)/js_web.wasm: guest-examples/js-web/web.js $(WIT) $(JS_DIR)/node_modules/.installed
+	mkdir -p $(LANG_OUT)
+	$(COMPONENTIZE_JS_WITH_HTTP) --wit ../../wit --world-name plugin -o ../target/lang/js_web.wasm.tmp ../js-web/web.js
+	mv $@.tmp $@
+
 # Python: componentize-py from PyPI (pinned in requirements.txt) in a virtualenv.
 PY_DIR := guest-examples/py-tools
 PY_VENV := guest-examples/target/py-venv
@@ -67,6 +75,14 @@ $(PY_VENV)/.installed: $(PY_DIR)/requirements.txt
 $(LANG_OUT)/py_tools.wasm: $(PY_DIR)/app.py $(WIT) $(PY_VENV)/.installed
 	mkdir -p $(LANG_OUT)
 	$(PY_VENV)/bin/componentize-py --wit-path wit --world plugin componentize --python-path $(PY_DIR) --output $@.tmp app
+	mv $@.tmp $@
+
+# py-web's world (its wit/) is `plugin` plus wasi:http/outgoing-handler; the WASI
+# packages it needs are vendored in py-web/wit/deps. Same componentize-py.
+PY_WEB_DIR := guest-examples/py-web
+$(LANG_OUT)/py_web.wasm: $(PY_WEB_DIR)/app.py $(wildcard $(PY_WEB_DIR)/wit/*.wit $(PY_WEB_DIR)/wit/deps/*.wit) $(WIT) $(PY_VENV)/.installed
+	mkdir -p $(LANG_OUT)
+	$(PY_VENV)/bin/componentize-py --wit-path $(PY_WEB_DIR)/wit --world plugin-http componentize --python-path $(PY_WEB_DIR) --output $@.tmp app
 	mv $@.tmp $@
 
 # C: Debian's clang, lld and wasi-libc; bindings from `wit-bindgen c` (crate

@@ -59,6 +59,7 @@
 
 mod args;
 mod descriptor;
+pub mod http;
 mod result;
 
 pub use args::{IntoToolResult, parse_args, with_args};
@@ -196,4 +197,25 @@ pub fn progress_with_message(progress: f64, total: Option<f64>, message: impl As
 /// `None` when it was not granted.
 pub fn config(key: &str) -> Option<String> {
     bindings::toolhost::plugin::host::get_config(key)
+}
+
+/// The placeholder of the secret `name` (configuration key `secret:<name>`),
+/// or `None` when the operator configured no such secret for this plugin.
+///
+/// The value itself never enters the guest: the placeholder (an opaque string
+/// such as `toolhost-secret-github-0f3a...`) is what a tool puts in a request
+/// **header value**, and the host swaps in the value as the request leaves,
+/// only for the URLs the secret's `hosts` allow. Anywhere else (the URL, a
+/// body, a log line, a result) it stays a placeholder.
+///
+/// ```no_run
+/// use toolhost_guest::{http, secret};
+///
+/// let token = secret("github").expect("the operator configures the secret github");
+/// let response = http::Request::get("https://api.github.com/user")
+///     .header("authorization", format!("Bearer {token}"))
+///     .send();
+/// ```
+pub fn secret(name: &str) -> Option<String> {
+    config(&format!("secret:{name}"))
 }
