@@ -418,9 +418,10 @@ async fn the_example_tools_fetch_pages_and_call_an_api_in_rust_javascript_and_py
             let tool = listed
                 .get(name.as_str())
                 .unwrap_or_else(|| panic!("{language}: {name} is listed: {listed:?}"));
-            assert_ne!(
-                tool["annotations"]["openWorldHint"], false,
-                "{language}: a tool with HTTP rules is not a closed world: {tool}"
+            // The examples say so themselves; with HTTP rules the host keeps it.
+            assert_eq!(
+                tool["annotations"]["openWorldHint"], true,
+                "{language}: {tool}"
             );
         }
 
@@ -572,6 +573,13 @@ impl Policy {
     /// the guest trapping on it: `permission_denied` naming `method` and
     /// `url_part`. `marker` is in the URL: no server may record it.
     async fn refused(&self, arguments: Value, method: &str, url_part: &str, marker: &str) {
+        let logged = |host: &Host| {
+            host.log_lines()
+                .iter()
+                .filter(|l| l.contains("network_denied") && l.contains(url_part))
+                .count()
+        };
+        let before = logged(&self.host);
         let seen = self.request(arguments.clone()).await;
         assert_refused_to_guest(&seen);
         let mut trapping = arguments;
@@ -587,11 +595,16 @@ impl Policy {
                 server.received_text()
             );
         }
-        // Logged as a network denial.
-        self.host
-            .wait_for_log("naming the refused request", |line| {
-                line.contains("network_denied") && line.contains(marker)
-            });
+        // Each refusal is logged as a network denial naming the request.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while logged(&self.host) < before + 2 {
+            assert!(
+                Instant::now() < deadline,
+                "two log lines with error.type network_denied naming {url_part}; the log:\n{}",
+                self.host.log_lines().join("\n")
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 }
 
@@ -906,17 +919,27 @@ async fn open_world_hints(p: &Policy) {
     let hint = |name: &str| {
         listed
             .get(name)
-            .unwrap_or_else(|| panic!("{name} is listed"))["annotations"]["openWorldHint"]
+            .unwrap_or_else(|| panic!("{name} is listed: {listed:?}"))["annotations"]
+            ["openWorldHint"]
             .clone()
     };
-    // With HTTP rules: open (true, which is also what an absent hint means).
-    for tool in ["http_request", "http_secret", "log_text"] {
-        assert_eq!(hint(tool), true, "{tool}: {:?}", listed.get(tool));
+    // Tools that leave the hint unset: with HTTP rules, not a closed world
+    // (`true`, or absent, which MCP reads as `true`) ...
+    for tool in ["log_text", "tcp_send"] {
+        let found = hint(tool);
+        assert!(
+            found == true || found.is_null(),
+            "{tool} of a plugin with HTTP rules: {:?}",
+            listed.get(tool)
+        );
     }
-    // The same tools without any rule: a closed world.
-    for tool in ["closed_http_request", "closed_http_secret"] {
+    // ... and the same tools of the same component without any rule: closed.
+    for tool in ["closed_log_text", "closed_tcp_send", "closed_http_secret"] {
         assert_eq!(hint(tool), false, "{tool}: {:?}", listed.get(tool));
     }
+    // A tool that says it is open stays so (http_request declares it).
+    assert_eq!(hint("http_request"), true);
+    assert_eq!(hint("closed_http_request"), true);
 }
 
 // ---------------------------------------------------------------------------
@@ -1444,6 +1467,44 @@ fn check_reports_the_http_import_and_warns_without_a_rule() {
         format!("{stdout}{stderr}").contains("wasi:http"),
         "the import is still reported: {stdout}{stderr}"
     );
+
+    // Checked against an operator's configuration instead of the sidecar: its
+    // `[[plugin]]` for the component decides.
+    for (rules, warned) in [("[]", true), ("[\"GET https://api.example.com/*\"]", false)] {
+        let config = dir.path().join("toolhost.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "[host]\ndata_dir = \"{}\"\n\n[[plugin]]\npath = \"{}\"\n[plugin.policy]\nhttp = {rules}\n",
+                dir.path().join("data").display(),
+                component.display()
+            ),
+        )
+        .unwrap();
+        let checked = toolhost(&[
+            "check",
+            "--config",
+            config.to_str().unwrap(),
+            component.to_str().unwrap(),
+        ]);
+        let stdout = String::from_utf8_lossy(&checked.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&checked.stderr);
+        assert!(checked.status.success(), "{stdout}{stderr}");
+        let warning = stdout
+            .lines()
+            .find(|l| l.starts_with("warning: ") && l.contains("wasi:http"));
+        assert_eq!(
+            warning.is_some(),
+            warned,
+            "http = {rules} in the configuration: {stdout}"
+        );
+        if let Some(warning) = warning {
+            assert!(
+                warning.contains(&config.display().to_string()),
+                "the warning names the configuration: {warning}"
+            );
+        }
+    }
 
     // A component that imports no wasi:http: not reported.
     let calc = toolhost(&["check", guest("calc").to_str().unwrap()]);
