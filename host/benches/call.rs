@@ -12,6 +12,15 @@
 //! - `render/<size>/<target>`: the mapper alone, for every target.
 //! - `offload/sqlite/1MB`: a 1 MB result over the limit, stored in SQLite and
 //!   rendered as a link.
+//! - `http/*` (issue #13): one outgoing request through the host against the
+//!   same request from a native client, to a local HTTP server (on a runtime
+//!   of its own): `http/toolhost/request` is one call of http_probe's
+//!   `http_request` (a GET of 64 bytes, allowed by the plugin's `http` rule,
+//!   rendered as above); `http/toolhost/no-request` one call of the same
+//!   plugin's `http_secret`, which sends nothing (the call without the
+//!   request); `http/native/new-connection` the same GET from reqwest opening
+//!   a connection per request (as wasmtime-wasi-http does), and
+//!   `http/native/keep-alive` from reqwest on a kept-alive connection.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -232,6 +241,116 @@ fn render(c: &mut Criterion) {
     group.finish();
 }
 
+/// A local HTTP server answering every request with 64 bytes, on a runtime of
+/// its own (so its work is not counted in the client's thread); its address.
+fn local_server() -> std::net::SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    listener.set_nonblocking(true).expect("nonblocking");
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("tokio");
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+            let app = axum::Router::new().fallback(|| async { "x".repeat(64) });
+            axum::serve(listener, app).await.expect("serve");
+        });
+    });
+    addr
+}
+
+fn http_probe() -> PathBuf {
+    let path = root().join("guest-examples/target/wasm32-wasip2/release/http_probe.wasm");
+    assert!(
+        path.exists(),
+        "{} is missing: run `make guests` first",
+        path.display()
+    );
+    path
+}
+
+async fn http_host(rule: &str) -> Host {
+    let toml = format!(
+        "[[plugin]]\npath = \"{}\"\n[plugin.policy]\nhttp = [\"{rule}\"]\n",
+        http_probe().display()
+    );
+    let config = Config::parse(&toml, Path::new("bench.toml"), Path::new("")).expect("config");
+    let settings = EngineSettings {
+        pooling: config.host.pooling,
+        fuel: false,
+        max_memory_bytes: 64 << 20,
+    };
+    let runtime =
+        Runtime::new(settings, root().join("target/bench/compile-cache")).expect("an engine");
+    let catalog = Catalog::load(&config, &runtime).await.expect("the catalog");
+    Host {
+        catalog,
+        mapper: Mapper::default(),
+        runtime,
+    }
+}
+
+/// One call of `tool` rendered for MCP, as [`toolhost_call`]; panics on a
+/// failure, and checks the answer holds `expect`.
+async fn probe_call(host: &Host, tool: &str, args: &Value, expect: &str) -> Value {
+    let result = host
+        .catalog
+        .call(tool, Some(args), &Caller::local(), "1", None)
+        .await
+        .expect("known tool");
+    assert!(result.error().is_none(), "{result:?}");
+    let mut ctx = RenderContext::new(tool, jiff::Timestamp::now());
+    ctx.request_id = "1";
+    let rendered = host.mapper.render(&result, TARGET, &ctx).await;
+    let text = serde_json::to_string(&rendered.value).expect("json");
+    assert!(text.contains(expect), "{text}");
+    rendered.value
+}
+
+async fn native_get(client: &reqwest::Client, url: &str) -> usize {
+    let response = client.get(url).send().await.expect("GET");
+    assert!(response.status().is_success());
+    let body = response.bytes().await.expect("body");
+    assert_eq!(body.len(), 64);
+    body.len()
+}
+
+fn http(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("tokio");
+    let addr = local_server();
+    let url = format!("http://{addr}/bytes");
+    let host = rt.block_on(http_host(&format!("GET http://{addr}/*")));
+    let request = json!({"url": url});
+    let no_request = json!({"name": "none"});
+    let fresh = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .expect("client");
+    let kept = reqwest::Client::new();
+    let mut group = c.benchmark_group("http");
+    group.bench_function("toolhost/request", |b| {
+        b.to_async(&rt)
+            .iter(|| probe_call(&host, "http_request", &request, "xxxxxxxx"))
+    });
+    group.bench_function("toolhost/no-request", |b| {
+        b.to_async(&rt)
+            .iter(|| probe_call(&host, "http_secret", &no_request, "placeholder"))
+    });
+    group.bench_function("native/new-connection", |b| {
+        b.to_async(&rt).iter(|| native_get(&fresh, &url))
+    });
+    group.bench_function("native/keep-alive", |b| {
+        b.to_async(&rt).iter(|| native_get(&kept, &url))
+    });
+    group.finish();
+}
+
 fn quick() -> Criterion {
     Criterion::default()
         .warm_up_time(Duration::from_secs(1))
@@ -242,6 +361,6 @@ fn quick() -> Criterion {
 criterion_group! {
     name = benches;
     config = quick();
-    targets = calls, render
+    targets = calls, render, http
 }
 criterion_main!(benches);
