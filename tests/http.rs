@@ -1516,3 +1516,76 @@ fn check_reports_the_http_import_and_warns_without_a_rule() {
     assert!(calc.status.success(), "{text}");
     assert!(!text.contains("wasi:http"), "{text}");
 }
+
+/// A secret's value is read from a file only its owner may read, or from the
+/// environment; never from the configuration. A host refuses to start
+/// otherwise, and says why without printing the value.
+#[test]
+fn a_secret_from_a_file_others_may_read_or_written_inline_stops_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let value = random_value("loose-value");
+    let loose = dir.path().join("loose.secret");
+    std::fs::write(&loose, &value).unwrap();
+    std::fs::set_permissions(&loose, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let plugin = |secret: &str| {
+        format!(
+            "[host]\ndata_dir = \"{data}\"\n\n[[plugin]]\npath = \"{probe}\"\n[plugin.policy]\n\
+             http = [\"https://api.example.com/*\"]\n[[plugin.secret]]\nname = \"api\"\n{secret}\n\
+             hosts = [\"https://api.example.com/*\"]\n",
+            data = dir.path().join("data").display(),
+            probe = guest("http_probe").display(),
+        )
+    };
+    // (what, the secret's source lines, what the refusal must say)
+    let cases = [
+        (
+            "a file of mode 0644",
+            format!("from_file = \"{}\"", loose.display()),
+            loose.display().to_string(),
+        ),
+        (
+            "an inline value",
+            format!("value = \"{value}\""),
+            "unknown field `value`".to_owned(),
+        ),
+        (
+            "no source",
+            String::new(),
+            "needs exactly one of `from_env`".to_owned(),
+        ),
+    ];
+    for (what, secret, says) in cases {
+        let config = dir.path().join("toolhost.toml");
+        std::fs::write(&config, plugin(&secret)).unwrap();
+        let output = toolhost(&["tools", "--config", config.to_str().unwrap()]);
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{what}: the start is refused: {stdout}{stderr}"
+        );
+        assert!(stderr.contains(&says), "{what}: says {says:?}: {stderr}");
+        if what == "a file of mode 0644" {
+            assert!(
+                !format!("{stdout}{stderr}").contains(&value),
+                "{what}: the value is printed: {stderr}"
+            );
+        }
+    }
+    // With mode 0600 the same file is accepted.
+    std::fs::set_permissions(&loose, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let config = dir.path().join("toolhost.toml");
+    std::fs::write(
+        &config,
+        plugin(&format!("from_file = \"{}\"", loose.display())),
+    )
+    .unwrap();
+    let output = toolhost(&["tools", "--config", config.to_str().unwrap()]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&output.stdout).contains(&value));
+}
