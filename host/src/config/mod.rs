@@ -18,11 +18,13 @@ use crate::render::{OutputMode, SizeLimits};
 pub mod grants;
 mod policy;
 mod privileges;
+mod secret;
 mod store;
 mod webhook;
 use policy::check_limits;
 pub use policy::{MAX_INSTANCES, MAX_MEMORY_MIB, MAX_TIMEOUT_MS, PolicyConfig, PreopenConfig};
 pub use privileges::RequiredPrivileges;
+pub use secret::{SECRET_KEY_PREFIX, SecretConfig, SecretSource};
 pub use store::{Secret, StoreBackend, StoreConfig};
 pub use webhook::{WebhookConfig, WebhookToolConfig};
 
@@ -105,6 +107,9 @@ pub struct HostSettings {
     /// call (default 64 MiB); a result that does not fit waits for room until its
     /// call's deadline.
     pub max_result_bytes_in_flight: u64,
+    /// One more CA (PEM) trusted for guests' outgoing HTTPS, beside the system's
+    /// roots (`host.http_ca_file`).
+    pub http_ca_file: Option<PathBuf>,
 }
 
 impl HostSettings {
@@ -128,6 +133,8 @@ pub struct PluginConfig {
     /// top of what the plugin itself declares).
     pub privileges: RequiredPrivileges,
     pub policy: PolicyConfig,
+    /// Credentials its requests may carry (`[[plugin.secret]]`; never from a sidecar).
+    pub secrets: Vec<SecretConfig>,
     /// The file this plugin was configured in, for error messages.
     pub source: PathBuf,
 }
@@ -184,6 +191,7 @@ struct RawHost {
     #[serde(default)]
     webhook_allow: Vec<String>,
     max_result_bytes_in_flight: Option<u64>,
+    http_ca_file: Option<PathBuf>,
 }
 
 #[derive(Deserialize, Default)]
@@ -207,6 +215,8 @@ struct RawPlugin {
     tool_privileges: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     policy: PolicyConfig,
+    #[serde(default)]
+    secret: Vec<SecretConfig>,
 }
 
 impl Config {
@@ -269,6 +279,9 @@ impl Config {
                 file,
                 &format!("plugin {}", config.name),
             )?;
+            let mut secrets = plugin.secret;
+            secret::check(&config.name, &mut secrets, file, base)?;
+            config.secrets = secrets;
             plugins.push(config);
         }
         for dir in &host.plugin_dirs {
@@ -379,6 +392,7 @@ fn host_settings(raw: RawHost, file: &Path, base: &Path) -> Result<HostSettings,
             }
             Some(bytes) => bytes,
         },
+        http_ca_file: raw.http_ca_file.map(|path| base.join(path)),
         result_ttl_secs: match raw.result_ttl_secs {
             None => 3_600,
             Some(secs) if secs > 0 => secs,
@@ -443,6 +457,18 @@ fn plugin_config(
         }
     }
     check_limits(&name, &policy, file)?;
+    if let Some(key) = policy
+        .config
+        .keys()
+        .find(|key| key.starts_with(SECRET_KEY_PREFIX))
+    {
+        return Err(ConfigError::new(
+            file,
+            format!(
+                "plugin {name}: policy.config key {key:?}: keys starting with {SECRET_KEY_PREFIX:?} are the placeholders of secrets; configure a [[plugin.secret]] instead"
+            ),
+        ));
+    }
     if let Some(prefix) = &prefix
         && (prefix.is_empty()
             || !prefix
@@ -461,6 +487,7 @@ fn plugin_config(
         prefix,
         privileges: RequiredPrivileges::default(),
         policy,
+        secrets: Vec::new(),
         source: file.to_path_buf(),
     })
 }
