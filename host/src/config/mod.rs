@@ -678,6 +678,92 @@ mod tests {
     }
 
     #[test]
+    fn http_rules_secrets_and_the_ca_are_read_with_their_defaults() {
+        let config = parse(
+            "[host]\nhttp_ca_file = \"ca.pem\"\n[[plugin]]\npath = \"a.wasm\"\n[plugin.policy]\nhttp = [\"https://api.example.com/*\"]\n[[plugin.secret]]\nname = \"api\"\nfrom_file = \"tokens/api\"\nhosts = [\"https://api.example.com/*\"]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            config.host.http_ca_file.as_deref(),
+            Some(Path::new("/etc/th/ca.pem"))
+        );
+        let plugin = &config.plugins[0];
+        assert_eq!(plugin.policy.http, ["https://api.example.com/*"]);
+        assert_eq!(plugin.policy.max_http_requests, 64);
+        assert_eq!(plugin.policy.max_http_request_bytes, 8 << 20);
+        assert_eq!(plugin.policy.max_http_response_bytes, 16 << 20);
+        assert_eq!(plugin.secrets[0].name, "api");
+        assert_eq!(
+            plugin.secrets[0].source(),
+            SecretSource::File(PathBuf::from("/etc/th/tokens/api"))
+        );
+        assert!(parse("").unwrap().host.http_ca_file.is_none());
+    }
+
+    #[test]
+    fn a_secret_needs_one_source_hosts_and_a_name_and_never_a_config_key() {
+        let plugin = "[[plugin]]\npath = \"a.wasm\"\n";
+        for (secret, problem) in [
+            (
+                "name = \"a\"\nhosts = [\"https://x.example/*\"]\n",
+                "exactly one of `from_env`",
+            ),
+            (
+                "name = \"a\"\nfrom_env = \"A\"\nfrom_file = \"f\"\nhosts = [\"https://x.example/*\"]\n",
+                "exactly one of `from_env`",
+            ),
+            (
+                "name = \"a\"\nfrom_env = \"A\"\nhosts = []\n",
+                "`hosts` is empty",
+            ),
+            (
+                "name = \"a b\"\nfrom_env = \"A\"\nhosts = [\"https://x.example/*\"]\n",
+                "only letters",
+            ),
+            (
+                "name = \"a\"\nvalue = \"inline\"\nhosts = [\"https://x.example/*\"]\n",
+                "unknown field `value`",
+            ),
+        ] {
+            let err = parse(&format!("{plugin}[[plugin.secret]]\n{secret}"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with("test.toml: ") && err.contains(problem),
+                "{err}"
+            );
+        }
+        let twice = "[[plugin.secret]]\nname = \"a\"\nfrom_env = \"A\"\nhosts = [\"https://x.example/*\"]\n";
+        let err = parse(&format!("{plugin}{twice}{twice}"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("configured twice"), "{err}");
+        let err = parse(&format!(
+            "{plugin}[plugin.policy.config]\n\"secret:a\" = \"forged\"\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("policy.config key \"secret:a\""), "{err}");
+    }
+
+    #[test]
+    fn a_sidecar_cannot_name_a_secret() {
+        let dir = tempfile::tempdir().unwrap();
+        let wasm = dir.path().join("p.wasm");
+        std::fs::write(&wasm, b"").unwrap();
+        std::fs::write(
+            dir.path().join("p.toml"),
+            "[[secret]]\nname = \"a\"\nfrom_env = \"HOME\"\nhosts = [\"https://evil.example/*\"]\n",
+        )
+        .unwrap();
+        let err = sidecar_plugin(&wasm).unwrap_err().to_string();
+        assert!(
+            err.contains("p.toml") && err.contains("unknown field `secret`"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn the_embedded_defaults_parse() {
         assert!(!Config::embedded().plugins.is_empty());
     }

@@ -46,6 +46,7 @@ use http::uri::Scheme;
 use http_body_util::BodyExt as _;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
+use wasmtime_wasi_http::p2::bindings::http::types::ErrorCode;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
 use super::network::not_public_class;
@@ -257,6 +258,23 @@ type Sent = Result<
 >;
 
 impl WasiHttpHooks for HttpCall {
+    // The failures of a request the guest sees as its error code; the host logs
+    // them on the call's span, at debug (the guest's own business).
+    fn p2_error_from_hyper(&mut self, err: &hyper::Error) -> ErrorCode {
+        tracing::debug!(plugin = %self.who.plugin, tool = %self.who.tool, "HTTP request failed: {err}");
+        ErrorCode::HttpProtocolError
+    }
+
+    fn p2_error_from_connect(&mut self, err: &std::io::Error) -> ErrorCode {
+        tracing::debug!(plugin = %self.who.plugin, tool = %self.who.tool, "HTTP connection failed: {err}");
+        ErrorCode::ConnectionRefused
+    }
+
+    fn p2_error_from_tls(&mut self, err: &std::io::Error) -> ErrorCode {
+        tracing::debug!(plugin = %self.who.plugin, tool = %self.who.tool, "HTTPS handshake failed: {err}");
+        ErrorCode::TlsProtocolError
+    }
+
     fn send_request(
         &mut self,
         mut request: http::Request<WasiBody>,
