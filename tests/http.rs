@@ -261,6 +261,15 @@ async fn the_test_servers_answer_and_record_every_request() {
     );
     assert!(!user.to_string().contains("t0ken"));
 
+    let reflected = client
+        .get(https.url("/reflect"))
+        .bearer_auth("t0ken")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reflected.headers()["x-seen"], "Bearer t0ken");
+    assert_eq!(reflected.text().await.unwrap(), "seen Bearer t0ken end");
+
     let to = http.url("/page?from=redirect");
     let redirect = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
@@ -305,6 +314,7 @@ async fn the_test_servers_answer_and_record_every_request() {
             "/page?x=1",
             "/page",
             "/api/user",
+            "/reflect",
             &format!("/redirect?to={}", urlencode(&to))
         ],
         "the untrusted client's request never got through the handshake"
@@ -1050,6 +1060,10 @@ async fn a_secret_reaches_only_its_bound_destination_and_only_in_a_header() {
         ("a binding by method", bound_by_method(s).boxed()),
         ("an unbound destination", unbound_destination(s).boxed()),
         ("another plugin", another_plugin(s).boxed()),
+        (
+            "a bound destination that reflects the value",
+            reflected(s).boxed(),
+        ),
         ("the URL", in_the_url(s).boxed()),
         ("the body and the result", in_the_body(s).boxed()),
         ("a log line", in_a_log_line(s).boxed()),
@@ -1172,6 +1186,37 @@ async fn another_plugin(s: &Secrets) {
         received[0].header("authorization"),
         Some(format!("Bearer {token}"))
     );
+}
+
+async fn reflected(s: &Secrets) {
+    // The bound destination sends the header it got back, in a header and in a
+    // body whose two frames split the value: the guest gets the placeholder.
+    let token = s.placeholder("token").await;
+    let answer = s
+        .call(
+            "http_request",
+            json!({"url": s.https.url("/reflect?case=reflect"), "headers": {"authorization": format!("Bearer {token}")}}),
+        )
+        .await;
+    let data = success(&answer);
+    let received = s.https.requests_with("case=reflect");
+    assert_eq!(received.len(), 1);
+    assert_eq!(
+        received[0].header("authorization"),
+        Some(format!("Bearer {}", s.token)),
+        "the destination got the value"
+    );
+    assert_eq!(
+        data["body"],
+        format!("seen Bearer {token} end"),
+        "the reflected body has the placeholder: {answer}"
+    );
+    assert_eq!(
+        data["headers"]["x-seen"],
+        format!("Bearer {token}"),
+        "the reflected header has the placeholder: {answer}"
+    );
+    s.assert_no_value("a reflected answer", &answer.to_string());
 }
 
 async fn in_the_url(s: &Secrets) {

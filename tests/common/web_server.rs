@@ -15,6 +15,10 @@
 //! - `/slow?ms=N`: the answer `slow` after N ms (the request is recorded when it
 //!   arrives);
 //! - `/echo`: 200 with the request's body as the response's body;
+//! - `/reflect`: a destination that reflects what it received: the
+//!   `Authorization` header back in a response header (`x-seen`) and in the
+//!   body (`seen <value> end`), the body sent as two frames 50 ms apart, split
+//!   in the middle of the header's value;
 //! - anything else: 404.
 
 use std::collections::HashMap;
@@ -277,6 +281,36 @@ async fn handle(
             "slow".into_response()
         }
         "/echo" => ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response(),
+        "/reflect" => {
+            let seen = headers
+                .get(header::AUTHORIZATION)
+                .map(|v| v.as_bytes().to_vec())
+                .unwrap_or_default();
+            let mut body = b"seen ".to_vec();
+            body.extend_from_slice(&seen);
+            body.extend_from_slice(b" end");
+            let split = 5 + seen.len() / 2;
+            let second = Bytes::from(body.split_off(split));
+            let first = Bytes::from(body);
+            let frames = futures::stream::unfold(0, move |sent| {
+                let (first, second) = (first.clone(), second.clone());
+                async move {
+                    match sent {
+                        0 => Some((Ok::<_, std::io::Error>(first), 1)),
+                        1 => {
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                            Some((Ok(second), 2))
+                        }
+                        _ => None,
+                    }
+                }
+            });
+            let mut response = Body::from_stream(frames).into_response();
+            if let Ok(value) = header::HeaderValue::from_bytes(&seen) {
+                response.headers_mut().insert("x-seen", value);
+            }
+            response
+        }
         _ => (StatusCode::NOT_FOUND, "no such page").into_response(),
     }
 }
