@@ -18,9 +18,11 @@
 //!   `http_request` (a GET of 64 bytes, allowed by the plugin's `http` rule,
 //!   rendered as above); `http/toolhost/no-request` one call of the same
 //!   plugin's `http_secret`, which sends nothing (the call without the
-//!   request); `http/native/new-connection` the same GET from reqwest opening
-//!   a connection per request (as wasmtime-wasi-http does), and
-//!   `http/native/keep-alive` from reqwest on a kept-alive connection.
+//!   request); `http/native/hyper-new-connection` the same GET from hyper
+//!   alone on a new connection (as the host sends each request: connect,
+//!   HTTP/1.1 handshake, request, body), `http/native/new-connection` from
+//!   reqwest opening a connection per request, and `http/native/keep-alive`
+//!   from reqwest on a kept-alive connection.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -37,6 +39,7 @@ use toolhost::result::{ContentPart, ToolResult};
 use toolhost::runtime::{EngineSettings, Runtime};
 use toolhost::store::{Signer, SqliteStore};
 use wasmtime::Store;
+use wasmtime::component::types::ComponentItem;
 use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
@@ -123,10 +126,30 @@ fn floor_pre(runtime: &Runtime) -> PluginPre<Floor> {
     let component = Component::from_file(engine, calc()).expect("compiles");
     let mut linker = Linker::<Floor>::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker).expect("wasi");
-    // `add` calls no host function; the `host` interface traps if it did.
-    linker
-        .define_unknown_imports_as_traps(&component)
-        .expect("traps");
+    // `add` calls no host function; the `host` interface traps if it did. (Only
+    // toolhost's own imports: `define_unknown_imports_as_traps` matches names
+    // exactly, so it would also stub a WASI import of a newer 0.2.x version than
+    // the one the linker names, which the linker's semver matching already
+    // serves, and the two resource types then clash.)
+    let types = component.component_type();
+    for (name, item) in types.imports(engine) {
+        let ComponentItem::ComponentInstance(instance) = item.ty else {
+            continue;
+        };
+        if !name.starts_with("toolhost:") {
+            continue;
+        }
+        let mut stubs = linker.instance(name).expect("an instance");
+        for (function, item) in instance.exports(engine) {
+            if let ComponentItem::ComponentFunc(_) = item.ty {
+                stubs
+                    .func_new(function, |_, _, _, _| {
+                        Err(wasmtime::Error::msg("the floor offers no host function"))
+                    })
+                    .expect("a stub");
+            }
+        }
+    }
     PluginPre::new(linker.instantiate_pre(&component).expect("links")).expect("plugin world")
 }
 
@@ -317,6 +340,37 @@ async fn native_get(client: &reqwest::Client, url: &str) -> usize {
     body.len()
 }
 
+/// The same GET from hyper alone on a new connection: what the host does
+/// around wasmtime-wasi-http (connect, HTTP/1.1 handshake, request, body).
+async fn hyper_get(addr: std::net::SocketAddr) -> usize {
+    use http_body_util::BodyExt as _;
+    let stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    stream.set_nodelay(true).expect("nodelay");
+    let (mut sender, connection) = hyper::client::conn::http1::handshake::<
+        _,
+        http_body_util::Empty<bytes::Bytes>,
+    >(hyper_util::rt::TokioIo::new(stream))
+    .await
+    .expect("handshake");
+    let connection = tokio::spawn(connection);
+    let request = http::Request::get("/bytes")
+        .header("host", addr.to_string())
+        .body(http_body_util::Empty::new())
+        .expect("request");
+    let response = sender.send_request(request).await.expect("send");
+    assert!(response.status().is_success());
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes();
+    assert_eq!(body.len(), 64);
+    drop(sender);
+    let _ = connection.await;
+    body.len()
+}
+
 fn http(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -341,6 +395,9 @@ fn http(c: &mut Criterion) {
     group.bench_function("toolhost/no-request", |b| {
         b.to_async(&rt)
             .iter(|| probe_call(&host, "http_secret", &no_request, "placeholder"))
+    });
+    group.bench_function("native/hyper-new-connection", |b| {
+        b.to_async(&rt).iter(|| hyper_get(addr))
     });
     group.bench_function("native/new-connection", |b| {
         b.to_async(&rt).iter(|| native_get(&fresh, &url))
