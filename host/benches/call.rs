@@ -12,7 +12,8 @@
 //! - `render/<size>/<target>`: the mapper alone, for every target.
 //! - `offload/sqlite/1MB`: a 1 MB result over the limit, stored in SQLite and
 //!   rendered as a link.
-//! - `http/*` (issue #13): one outgoing request through the host against the
+//! - `http/*` (issue #13, measured side by side in rounds, not by criterion:
+//!   see [`http`]): one outgoing request through the host against the
 //!   same request from a native client, to a local HTTP server (on a runtime
 //!   of its own): `http/toolhost/request` is one call of http_probe's
 //!   `http_request` (a GET of 64 bytes, allowed by the plugin's `http` rule,
@@ -24,6 +25,7 @@
 //!   reqwest opening a connection per request, and `http/native/keep-alive`
 //!   from reqwest on a kept-alive connection.
 
+use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -383,7 +385,29 @@ async fn hyper_get(addr: std::net::SocketAddr) -> usize {
     body.len()
 }
 
-fn http(c: &mut Criterion) {
+/// The variants of the side-by-side HTTP measurement, in the order they are
+/// reported.
+const HTTP_VARIANTS: [&str; 5] = [
+    "toolhost/request",
+    "toolhost/no-request",
+    "native/hyper-new-connection",
+    "native/new-connection",
+    "native/keep-alive",
+];
+
+/// Rounds of the side-by-side measurement (after one of warm-up), and calls
+/// of each variant per round.
+const HTTP_ROUNDS: usize = 30;
+const HTTP_PER_ROUND: usize = 200;
+
+/// The outgoing-HTTP figures, side by side: not one criterion bench after the
+/// other (on a shared machine the load moves between benches, and with it
+/// the ratios), but rounds in which every variant makes [`HTTP_PER_ROUND`]
+/// calls in turn (the order rotating from round to round). Each variant's
+/// figure is the median over the rounds of its mean time per call; so is the
+/// ratio of the added cost to hyper's. Printed, and written as JSON to
+/// `<target>/criterion/http-side-by-side.json` for the driver.
+fn http(_: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -400,25 +424,96 @@ fn http(c: &mut Criterion) {
         .build()
         .expect("client");
     let kept = reqwest::Client::new();
-    let mut group = c.benchmark_group("http");
-    group.bench_function("toolhost/request", |b| {
-        b.to_async(&rt)
-            .iter(|| probe_call(&host, "http_request", &request, "xxxxxxxx"))
+    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); HTTP_VARIANTS.len()];
+    rt.block_on(async {
+        for round in 0..=HTTP_ROUNDS {
+            for k in 0..HTTP_VARIANTS.len() {
+                let variant = (k + round) % HTTP_VARIANTS.len();
+                let started = std::time::Instant::now();
+                for _ in 0..HTTP_PER_ROUND {
+                    match variant {
+                        0 => {
+                            black_box(
+                                probe_call(&host, "http_request", &request, "xxxxxxxx").await,
+                            );
+                        }
+                        1 => {
+                            black_box(
+                                probe_call(&host, "http_secret", &no_request, "placeholder").await,
+                            );
+                        }
+                        2 => {
+                            black_box(hyper_get(addr).await);
+                        }
+                        3 => {
+                            black_box(native_get(&fresh, &url).await);
+                        }
+                        _ => {
+                            black_box(native_get(&kept, &kept_url).await);
+                        }
+                    }
+                }
+                // Round 0 warms up.
+                if round > 0 {
+                    samples[variant]
+                        .push(started.elapsed().as_nanos() as f64 / HTTP_PER_ROUND as f64);
+                }
+            }
+        }
     });
-    group.bench_function("toolhost/no-request", |b| {
-        b.to_async(&rt)
-            .iter(|| probe_call(&host, "http_secret", &no_request, "placeholder"))
+    let median = |values: &[f64]| {
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        sorted[sorted.len() / 2]
+    };
+    let ratios: Vec<f64> = (0..HTTP_ROUNDS)
+        .map(|r| (samples[0][r] - samples[1][r]) / samples[2][r])
+        .collect();
+    let mut medians = serde_json::Map::new();
+    println!("http (side by side, {HTTP_ROUNDS} rounds of {HTTP_PER_ROUND} calls each):");
+    for (name, values) in HTTP_VARIANTS.iter().zip(&samples) {
+        let (low, high) = values
+            .iter()
+            .fold((f64::MAX, 0.0_f64), |(l, h), v| (l.min(*v), h.max(*v)));
+        println!(
+            "  http/{name}: median {:.1} µs per call (rounds {:.1}–{:.1} µs)",
+            median(values) / 1e3,
+            low / 1e3,
+            high / 1e3
+        );
+        medians.insert(format!("http/{name}"), json!(median(values)));
+    }
+    let mut sorted = ratios.clone();
+    sorted.sort_by(f64::total_cmp);
+    let quartiles = [sorted[sorted.len() / 4], sorted[sorted.len() * 3 / 4]];
+    println!(
+        "  added by the host ÷ hyper: median {:.2}× (quartiles {:.2}×–{:.2}×)",
+        median(&ratios),
+        quartiles[0],
+        quartiles[1]
+    );
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"));
+    let dir = target.join("criterion");
+    std::fs::create_dir_all(&dir).expect("the criterion directory");
+    let report = json!({
+        "rounds": HTTP_ROUNDS,
+        "per_round": HTTP_PER_ROUND,
+        "median_ns": medians,
+        "ratio_median": median(&ratios),
+        "ratio_quartiles": quartiles,
+        "rounds_ns": HTTP_VARIANTS
+            .iter()
+            .zip(&samples)
+            .map(|(name, values)| (format!("http/{name}"), json!(values.iter().map(|v| v.round()).collect::<Vec<_>>())))
+            .collect::<serde_json::Map<_, _>>(),
     });
-    group.bench_function("native/hyper-new-connection", |b| {
-        b.to_async(&rt).iter(|| hyper_get(addr))
-    });
-    group.bench_function("native/new-connection", |b| {
-        b.to_async(&rt).iter(|| native_get(&fresh, &url))
-    });
-    group.bench_function("native/keep-alive", |b| {
-        b.to_async(&rt).iter(|| native_get(&kept, &kept_url))
-    });
-    group.finish();
+    std::fs::write(
+        dir.join("http-side-by-side.json"),
+        serde_json::to_string_pretty(&report).expect("json"),
+    )
+    .expect("writing the HTTP figures");
 }
 
 fn quick() -> Criterion {

@@ -500,29 +500,40 @@ fn main() {
         );
     }
 
-    // ---- Outgoing HTTP (issue #13): the same GET through the host and natively.
-    if let (Some(request), Some(no_request), Some(hyper)) = (
-        get("http/toolhost/request"),
-        get("http/toolhost/no-request"),
-        get("http/native/hyper-new-connection"),
-    ) {
-        let added = request - no_request;
-        table.row(
-            "HTTP: one outgoing GET (64 bytes, local server) through the host (http_probe's call with it − the same plugin's call without) vs hyper alone, a new connection each",
-            format!(
-                "{:.1} µs ({:.1} − {:.1}) vs {:.1} µs",
-                added / 1e3,
-                request / 1e3,
-                no_request / 1e3,
-                hyper / 1e3
-            ),
-            "—",
-            format!("{:.2}× native", added / hyper),
-        );
-        if let (Some(fresh), Some(kept)) = (
-            get("http/native/new-connection"),
-            get("http/native/keep-alive"),
+    // ---- Outgoing HTTP (issue #13): the same GET through the host and natively,
+    // measured side by side in rounds by benches/call.rs.
+    let side_by_side: Option<Value> =
+        std::fs::read_to_string(criterion.join("http-side-by-side.json"))
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok());
+    if let Some(http) = side_by_side {
+        let ns = |id: &str| http["median_ns"][id].as_f64();
+        if let (Some(request), Some(no_request), Some(hyper), Some(fresh), Some(kept)) = (
+            ns("http/toolhost/request"),
+            ns("http/toolhost/no-request"),
+            ns("http/native/hyper-new-connection"),
+            ns("http/native/new-connection"),
+            ns("http/native/keep-alive"),
         ) {
+            let added = request - no_request;
+            let ratio = http["ratio_median"].as_f64().unwrap_or(added / hyper);
+            let quartiles = &http["ratio_quartiles"];
+            table.row(
+                "HTTP: one outgoing GET (64 bytes, local server) through the host (http_probe's call with it − the same plugin's call without) vs hyper alone, a new connection each; medians of rounds side by side",
+                format!(
+                    "{:.1} µs ({:.1} − {:.1}) vs {:.1} µs",
+                    added / 1e3,
+                    request / 1e3,
+                    no_request / 1e3,
+                    hyper / 1e3
+                ),
+                "—",
+                format!(
+                    "{ratio:.2}× native (rounds' quartiles {:.2}×–{:.2}×)",
+                    quartiles[0].as_f64().unwrap_or(f64::NAN),
+                    quartiles[1].as_f64().unwrap_or(f64::NAN)
+                ),
+            );
             table.row(
                 "HTTP: the request through the host vs reqwest, a new connection each / kept alive",
                 format!(
@@ -535,6 +546,11 @@ fn main() {
                 format!("{:.2}× / {:.2}×", added / fresh, added / kept),
             );
         }
+    } else {
+        notes.push(format!(
+            "No outgoing-HTTP figures ({}): run `cargo bench --bench call` first.",
+            criterion.join("http-side-by-side.json").display()
+        ));
     }
 
     // ---- P2s: sequential stdio calls, side by side, alternating.
