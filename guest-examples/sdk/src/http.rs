@@ -226,7 +226,8 @@ impl Request {
         self
     }
 
-    /// Sets the body. Without one, the request has an empty body.
+    /// Sets the body, sent with its `content-length` unless a header sets
+    /// one. Without a body, the request has an empty one.
     pub fn body(mut self, body: impl Into<Vec<u8>>) -> Self {
         self.body = Some(body.into());
         self
@@ -248,6 +249,15 @@ impl Request {
             headers
                 .append(name, value)
                 .map_err(|e| Error::InvalidHeader(format!("{name}: {e:?}")))?;
+        }
+        // A body of known length goes with its length rather than chunked:
+        // not every server reads a chunked request.
+        if let Some(body) = &self.body
+            && !headers.has("content-length")
+        {
+            headers
+                .append("content-length", body.len().to_string().as_bytes())
+                .map_err(|e| Error::InvalidHeader(format!("content-length: {e:?}")))?;
         }
         let request = OutgoingRequest::new(headers);
         request
