@@ -147,6 +147,8 @@ pub enum CatalogError {
 pub enum Severity {
     Error,
     Warning,
+    /// What the component uses, for the operator to know (not a problem).
+    Note,
 }
 
 /// One finding of [`check`].
@@ -204,6 +206,27 @@ pub fn check(config: &PluginConfig, plugin: &Arc<Plugin>, strict: bool) -> Vec<F
     }
     if let Err(problem) = check_tool_privileges(config, plugin.tools()) {
         findings.push(error(problem.to_string()));
+    }
+    if plugin.imports_http() {
+        let rules = config.policy.http.len();
+        findings.push(if plugin.capabilities().has_http() {
+            Finding {
+                severity: Severity::Note,
+                message: format!(
+                    "imports {}: it may send the HTTP requests its {rules} policy.http rule(s) allow",
+                    crate::runtime::HTTP_IMPORT
+                ),
+            }
+        } else {
+            Finding {
+                severity: Severity::Warning,
+                message: format!(
+                    "imports {} but has no policy.http rule in {}: every request it sends will be refused; grant destinations, e.g. http = [\"https://api.example.com/*\"]",
+                    crate::runtime::HTTP_IMPORT,
+                    config.source.display()
+                ),
+            }
+        });
     }
     findings
 }

@@ -81,6 +81,10 @@ enum Command {
         /// Treat deprecations (hand-built legacy envelopes) as errors.
         #[arg(long)]
         strict: bool,
+        /// Check it under the policy this configuration gives it (the `[[plugin]]`
+        /// whose path is the component) instead of its sidecar's.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
     },
     /// Renders the sample results of the golden matrix through the mapper.
     Samples {
@@ -124,7 +128,11 @@ fn main() -> ExitCode {
                 format,
                 source,
             } => call(&source, &tool, &args, &revision, mode.as_deref(), &format).await,
-            Command::Check { component, strict } => check(&component, strict).await,
+            Command::Check {
+                component,
+                strict,
+                config,
+            } => check(&component, strict, config.as_deref()).await,
             Command::Samples { name, target } => render_samples(name.as_deref(), &target).await,
         }
     })
@@ -227,6 +235,7 @@ async fn open_config(config: Config) -> Result<(Config, Runtime, Catalog), Strin
     )
     .map_err(|e| format!("cannot start the engine: {e:#}"))?;
     runtime.limit_results_in_flight(config.host.max_result_bytes_in_flight);
+    runtime.trust_http_ca(config.host.http_ca_file.as_deref())?;
     check_descriptor_budget(&config);
     let catalog = Catalog::load(&config, &runtime)
         .await
@@ -430,9 +439,39 @@ async fn call(
     }
 }
 
-async fn check(component: &Path, strict: bool) -> ExitCode {
-    let plugin_config: PluginConfig = match toolhost::config::sidecar_plugin(component) {
-        Ok(config) => config,
+/// The policy `toolhost check` applies to `component`: its `[[plugin]]` in
+/// `config_file`, or its sidecar's; and the CA trusted for its HTTPS.
+fn policy_to_check(
+    component: &Path,
+    config_file: Option<&Path>,
+) -> Result<(PluginConfig, Option<PathBuf>), String> {
+    let Some(file) = config_file else {
+        return toolhost::config::sidecar_plugin(component)
+            .map(|plugin| (plugin, None))
+            .map_err(|e| e.to_string());
+    };
+    let mut config = Config::load(file).map_err(|e| e.to_string())?;
+    toolhost::config::grants::check(&mut config, Some(file)).map_err(|e| e.to_string())?;
+    let wanted =
+        std::fs::canonicalize(component).map_err(|e| format!("{}: {e}", component.display()))?;
+    let ca = config.host.http_ca_file.clone();
+    config
+        .plugins
+        .into_iter()
+        .find(|plugin| std::fs::canonicalize(&plugin.path).is_ok_and(|p| p == wanted))
+        .map(|plugin| (plugin, ca))
+        .ok_or_else(|| {
+            format!(
+                "{} configures no plugin whose path is {}; add a [[plugin]] for it or check it without --config",
+                file.display(),
+                component.display()
+            )
+        })
+}
+
+async fn check(component: &Path, strict: bool, config_file: Option<&Path>) -> ExitCode {
+    let (plugin_config, http_ca) = match policy_to_check(component, config_file) {
+        Ok(found) => found,
         Err(e) => return usage_error(e),
     };
     let settings = EngineSettings {
@@ -446,10 +485,13 @@ async fn check(component: &Path, strict: bool) -> ExitCode {
         Ok(scratch) => scratch,
         Err(e) => return usage_error(format!("cannot create a private compile cache: {e}")),
     };
-    let runtime = match Runtime::new(settings, scratch.path().to_path_buf()) {
+    let mut runtime = match Runtime::new(settings, scratch.path().to_path_buf()) {
         Ok(runtime) => runtime,
         Err(e) => return usage_error(format!("cannot start the engine: {e:#}")),
     };
+    if let Err(e) = runtime.trust_http_ca(http_ca.as_deref()) {
+        return usage_error(e);
+    }
     let plugin = match runtime.load(&plugin_config).await {
         Ok(plugin) => Arc::new(plugin),
         Err(e) => {
@@ -462,11 +504,15 @@ async fn check(component: &Path, strict: bool) -> ExitCode {
         .iter()
         .filter(|f| f.severity == Severity::Error)
         .count();
+    let warnings = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Warning)
+        .count();
     for finding in &findings {
-        let level = if finding.severity == Severity::Error {
-            "error"
-        } else {
-            "warning"
+        let level = match finding.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "note",
         };
         println!("{level}: {}: {}", component.display(), finding.message);
     }
@@ -478,7 +524,7 @@ async fn check(component: &Path, strict: bool) -> ExitCode {
         "{}: world {world}, {} tool(s), {errors} error(s), {} warning(s)",
         component.display(),
         plugin.tools().len(),
-        findings.len() - errors
+        warnings
     );
     if errors > 0 {
         ExitCode::from(1)

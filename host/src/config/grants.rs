@@ -12,7 +12,8 @@
 //!
 //! when it is or contains the configuration file's directory (when there is a file:
 //! the configuration decides every grant), or is writable and lies inside it; or when
-//! it contains a configured component, the result store or its signing key.
+//! it contains a configured component, the result store or its signing key, the file
+//! of a secret (`[[plugin.secret]] from_file`) or the CA trusted for guests' HTTPS.
 //! (A read-only grant may lie inside the configuration's directory: the defaults,
 //! named as a file, grant `guest-examples/files/sample-data` beside themselves, and
 //! everything the configuration names is protected on its own.)
@@ -239,6 +240,29 @@ fn protected(config: &Config, config_file: Option<&Path>) -> Vec<Protected> {
             "the result store (store.path)".into(),
             "stored results belong to their callers",
             path,
+            Kind::File,
+        );
+    }
+    for plugin in &config.plugins {
+        for secret in &plugin.secrets {
+            if let Some(path) = &secret.from_file {
+                add(
+                    format!(
+                        "the file of secret {:?} of plugin {}",
+                        secret.name, plugin.name
+                    ),
+                    "a guest that reads it holds a credential the host keeps from guests",
+                    path,
+                    Kind::File,
+                );
+            }
+        }
+    }
+    if let Some(ca) = &config.host.http_ca_file {
+        add(
+            "the CA trusted for guests' HTTPS (host.http_ca_file)".into(),
+            "a guest that changes it can make the host trust a server of its own",
+            ca,
             Kind::File,
         );
     }

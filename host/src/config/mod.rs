@@ -18,11 +18,13 @@ use crate::render::{OutputMode, SizeLimits};
 pub mod grants;
 mod policy;
 mod privileges;
+mod secret;
 mod store;
 mod webhook;
 use policy::check_limits;
 pub use policy::{MAX_INSTANCES, MAX_MEMORY_MIB, MAX_TIMEOUT_MS, PolicyConfig, PreopenConfig};
 pub use privileges::RequiredPrivileges;
+pub use secret::{SECRET_KEY_PREFIX, SecretConfig, SecretSource};
 pub use store::{Secret, StoreBackend, StoreConfig};
 pub use webhook::{WebhookConfig, WebhookToolConfig};
 
@@ -105,6 +107,9 @@ pub struct HostSettings {
     /// call (default 64 MiB); a result that does not fit waits for room until its
     /// call's deadline.
     pub max_result_bytes_in_flight: u64,
+    /// One more CA (PEM) trusted for guests' outgoing HTTPS, beside the system's
+    /// roots (`host.http_ca_file`).
+    pub http_ca_file: Option<PathBuf>,
 }
 
 impl HostSettings {
@@ -128,6 +133,8 @@ pub struct PluginConfig {
     /// top of what the plugin itself declares).
     pub privileges: RequiredPrivileges,
     pub policy: PolicyConfig,
+    /// Credentials its requests may carry (`[[plugin.secret]]`; never from a sidecar).
+    pub secrets: Vec<SecretConfig>,
     /// The file this plugin was configured in, for error messages.
     pub source: PathBuf,
 }
@@ -184,6 +191,7 @@ struct RawHost {
     #[serde(default)]
     webhook_allow: Vec<String>,
     max_result_bytes_in_flight: Option<u64>,
+    http_ca_file: Option<PathBuf>,
 }
 
 #[derive(Deserialize, Default)]
@@ -207,6 +215,8 @@ struct RawPlugin {
     tool_privileges: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     policy: PolicyConfig,
+    #[serde(default)]
+    secret: Vec<SecretConfig>,
 }
 
 impl Config {
@@ -269,6 +279,9 @@ impl Config {
                 file,
                 &format!("plugin {}", config.name),
             )?;
+            let mut secrets = plugin.secret;
+            secret::check(&config.name, &mut secrets, file, base)?;
+            config.secrets = secrets;
             plugins.push(config);
         }
         for dir in &host.plugin_dirs {
@@ -379,6 +392,7 @@ fn host_settings(raw: RawHost, file: &Path, base: &Path) -> Result<HostSettings,
             }
             Some(bytes) => bytes,
         },
+        http_ca_file: raw.http_ca_file.map(|path| base.join(path)),
         result_ttl_secs: match raw.result_ttl_secs {
             None => 3_600,
             Some(secs) if secs > 0 => secs,
@@ -443,6 +457,18 @@ fn plugin_config(
         }
     }
     check_limits(&name, &policy, file)?;
+    if let Some(key) = policy
+        .config
+        .keys()
+        .find(|key| key.starts_with(SECRET_KEY_PREFIX))
+    {
+        return Err(ConfigError::new(
+            file,
+            format!(
+                "plugin {name}: policy.config key {key:?}: keys starting with {SECRET_KEY_PREFIX:?} are the placeholders of secrets; configure a [[plugin.secret]] instead"
+            ),
+        ));
+    }
     if let Some(prefix) = &prefix
         && (prefix.is_empty()
             || !prefix
@@ -461,6 +487,7 @@ fn plugin_config(
         prefix,
         privileges: RequiredPrivileges::default(),
         policy,
+        secrets: Vec::new(),
         source: file.to_path_buf(),
     })
 }
@@ -648,6 +675,92 @@ mod tests {
             let err = parse(text).unwrap_err().to_string();
             assert!(err.starts_with("test.toml: ") && err.contains(key), "{err}");
         }
+    }
+
+    #[test]
+    fn http_rules_secrets_and_the_ca_are_read_with_their_defaults() {
+        let config = parse(
+            "[host]\nhttp_ca_file = \"ca.pem\"\n[[plugin]]\npath = \"a.wasm\"\n[plugin.policy]\nhttp = [\"https://api.example.com/*\"]\n[[plugin.secret]]\nname = \"api\"\nfrom_file = \"tokens/api\"\nhosts = [\"https://api.example.com/*\"]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            config.host.http_ca_file.as_deref(),
+            Some(Path::new("/etc/th/ca.pem"))
+        );
+        let plugin = &config.plugins[0];
+        assert_eq!(plugin.policy.http, ["https://api.example.com/*"]);
+        assert_eq!(plugin.policy.max_http_requests, 64);
+        assert_eq!(plugin.policy.max_http_request_bytes, 8 << 20);
+        assert_eq!(plugin.policy.max_http_response_bytes, 16 << 20);
+        assert_eq!(plugin.secrets[0].name, "api");
+        assert_eq!(
+            plugin.secrets[0].source(),
+            SecretSource::File(PathBuf::from("/etc/th/tokens/api"))
+        );
+        assert!(parse("").unwrap().host.http_ca_file.is_none());
+    }
+
+    #[test]
+    fn a_secret_needs_one_source_hosts_and_a_name_and_never_a_config_key() {
+        let plugin = "[[plugin]]\npath = \"a.wasm\"\n";
+        for (secret, problem) in [
+            (
+                "name = \"a\"\nhosts = [\"https://x.example/*\"]\n",
+                "exactly one of `from_env`",
+            ),
+            (
+                "name = \"a\"\nfrom_env = \"A\"\nfrom_file = \"f\"\nhosts = [\"https://x.example/*\"]\n",
+                "exactly one of `from_env`",
+            ),
+            (
+                "name = \"a\"\nfrom_env = \"A\"\nhosts = []\n",
+                "`hosts` is empty",
+            ),
+            (
+                "name = \"a b\"\nfrom_env = \"A\"\nhosts = [\"https://x.example/*\"]\n",
+                "only letters",
+            ),
+            (
+                "name = \"a\"\nvalue = \"inline\"\nhosts = [\"https://x.example/*\"]\n",
+                "unknown field `value`",
+            ),
+        ] {
+            let err = parse(&format!("{plugin}[[plugin.secret]]\n{secret}"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with("test.toml: ") && err.contains(problem),
+                "{err}"
+            );
+        }
+        let twice = "[[plugin.secret]]\nname = \"a\"\nfrom_env = \"A\"\nhosts = [\"https://x.example/*\"]\n";
+        let err = parse(&format!("{plugin}{twice}{twice}"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("configured twice"), "{err}");
+        let err = parse(&format!(
+            "{plugin}[plugin.policy.config]\n\"secret:a\" = \"forged\"\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("policy.config key \"secret:a\""), "{err}");
+    }
+
+    #[test]
+    fn a_sidecar_cannot_name_a_secret() {
+        let dir = tempfile::tempdir().unwrap();
+        let wasm = dir.path().join("p.wasm");
+        std::fs::write(&wasm, b"").unwrap();
+        std::fs::write(
+            dir.path().join("p.toml"),
+            "[[secret]]\nname = \"a\"\nfrom_env = \"HOME\"\nhosts = [\"https://evil.example/*\"]\n",
+        )
+        .unwrap();
+        let err = sidecar_plugin(&wasm).unwrap_err().to_string();
+        assert!(
+            err.contains("p.toml") && err.contains("unknown field `secret`"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -10,11 +10,12 @@ use serde::Deserialize;
 use super::ConfigError;
 
 /// What a plugin may do, as the operator wrote it. Every default is the safe one:
-/// no preopened directories, no environment variables, no network, no configuration
-/// values, 64 MiB of memory, 10 s per call, no fuel metering, 16 concurrent
-/// instances; per call at most 256 resource-table entries (open files, sockets,
-/// streams), 1 MiB of log messages, 1 MiB of progress messages and a result of
-/// 16 MiB.
+/// no preopened directories, no environment variables, no network, no HTTP
+/// request, no configuration values, 64 MiB of memory, 10 s per call, no fuel
+/// metering, 16 concurrent instances; per call at most 256 resource-table entries
+/// (open files, sockets, streams), 1 MiB of log messages, 1 MiB of progress
+/// messages, a result of 16 MiB, and (with HTTP rules) 64 requests, 8 MiB of
+/// request bodies and 16 MiB of response bodies.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyConfig {
@@ -27,6 +28,20 @@ pub struct PolicyConfig {
     /// address, a CIDR block or a DNS name, and port a number or `*`.
     #[serde(default)]
     pub network: Vec<String>,
+    /// Requests the guest may send through `wasi:http`:
+    /// `"[METHODS ]SCHEME://HOST[:PORT][PATH]"`, e.g. `"https://api.github.com/*"`
+    /// or `"GET https://example.org/search"`.
+    #[serde(default)]
+    pub http: Vec<String>,
+    /// Requests one call may send through `wasi:http`.
+    #[serde(default = "PolicyConfig::default_max_http_requests")]
+    pub max_http_requests: u32,
+    /// Bytes of request bodies one call may send.
+    #[serde(default = "PolicyConfig::default_max_http_request_bytes")]
+    pub max_http_request_bytes: u64,
+    /// Bytes of response bodies one call may receive.
+    #[serde(default = "PolicyConfig::default_max_http_response_bytes")]
+    pub max_http_response_bytes: u64,
     /// Values the guest reads with the host `get-config` import.
     #[serde(default)]
     pub config: BTreeMap<String, String>,
@@ -77,6 +92,15 @@ impl PolicyConfig {
     fn default_max_result_bytes() -> u64 {
         16 << 20
     }
+    fn default_max_http_requests() -> u32 {
+        64
+    }
+    fn default_max_http_request_bytes() -> u64 {
+        8 << 20
+    }
+    fn default_max_http_response_bytes() -> u64 {
+        16 << 20
+    }
 }
 
 impl Default for PolicyConfig {
@@ -85,6 +109,10 @@ impl Default for PolicyConfig {
             preopens: Vec::new(),
             env: Vec::new(),
             network: Vec::new(),
+            http: Vec::new(),
+            max_http_requests: Self::default_max_http_requests(),
+            max_http_request_bytes: Self::default_max_http_request_bytes(),
+            max_http_response_bytes: Self::default_max_http_response_bytes(),
             config: BTreeMap::new(),
             memory_mib: Self::default_memory_mib(),
             timeout_ms: Self::default_timeout_ms(),
@@ -160,6 +188,9 @@ pub(super) fn check_limits(
         ("max_log_bytes", policy.max_log_bytes),
         ("max_progress_bytes", policy.max_progress_bytes),
         ("max_result_bytes", policy.max_result_bytes),
+        ("max_http_requests", u64::from(policy.max_http_requests)),
+        ("max_http_request_bytes", policy.max_http_request_bytes),
+        ("max_http_response_bytes", policy.max_http_response_bytes),
     ] {
         if value == 0 {
             return Err(ConfigError::new(

@@ -13,6 +13,7 @@ mod engine;
 mod events;
 mod faults;
 mod host_api;
+mod http;
 mod in_flight;
 mod lookup;
 mod network;
@@ -47,12 +48,15 @@ use crate::result::wit::legacy_app::{LegacyApp, LegacyAppPre};
 use crate::result::wit::plugin::{Plugin as PluginWorld, PluginPre};
 use cache::CompileCache;
 use engine::EpochTicker;
+use http::HttpTls;
 use plugin::Ready;
 use state::CallState;
 
 /// The export that marks each world.
 const TOOL_EXPORT: &str = "toolhost:plugin/tool@0.1.0";
 const APP_EXPORT: &str = "toolhost:plugin/app@0.1.0";
+/// The import of a component that sends HTTP requests (any 0.2 version).
+pub const HTTP_IMPORT: &str = "wasi:http/outgoing-handler@0.2";
 
 /// A plugin could not be loaded. The message names the component file.
 #[derive(Debug, thiserror::Error)]
@@ -74,6 +78,8 @@ pub struct Runtime {
     pooled_memory_bytes: Option<u64>,
     /// The host-wide budget of result bytes in flight, shared by every plugin.
     results: ResultsInFlight,
+    /// Whom guests' HTTPS requests trust.
+    http_tls: Arc<HttpTls>,
 }
 
 impl Runtime {
@@ -87,6 +93,8 @@ impl Runtime {
         let engine = engine::build(settings)?;
         let mut linker = Linker::<CallState>::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        // Outgoing HTTP, every request checked and sent by `http.rs`.
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
         sockets::add_to_linker(&mut linker)?;
         // Name lookups only for the names a plugin's rules name.
         lookup::add_to_linker(&mut linker)?;
@@ -105,7 +113,19 @@ impl Runtime {
             results: ResultsInFlight::new(
                 crate::config::HostSettings::DEFAULT_RESULT_BYTES_IN_FLIGHT,
             ),
+            http_tls: Arc::new(HttpTls::default()),
         })
+    }
+
+    /// Trusts the CAs of `ca_file` (`host.http_ca_file`) for guests' HTTPS, beside
+    /// the system's, for the plugins loaded from now on.
+    ///
+    /// # Errors
+    ///
+    /// A message naming the file when it cannot be read or holds no certificate.
+    pub fn trust_http_ca(&mut self, ca_file: Option<&std::path::Path>) -> Result<(), String> {
+        self.http_tls = Arc::new(HttpTls::new(ca_file)?);
+        Ok(())
     }
 
     /// Sets the host-wide budget of result bytes in flight
@@ -146,6 +166,10 @@ impl Runtime {
                 .map_err(|e| error(format!("compiling failed: {e}")))?
                 .map_err(|e| error(format!("{e:#}")))?;
         let world = detect_world(&self.engine, &component).map_err(error)?;
+        let imports_http = component
+            .component_type()
+            .imports(&self.engine)
+            .any(|(name, _)| name.starts_with(HTTP_IMPORT));
         if let Some(expected) = config.world
             && expected != world
         {
@@ -167,8 +191,13 @@ impl Runtime {
                 Ready::LegacyApp(LegacyAppPre::new(pre).map_err(|e| error(format!("{e:#}")))?)
             }
         };
-        let capabilities = Capabilities::configure(&config.name, &config.policy)
-            .map_err(|e| error(e.to_string()))?;
+        let capabilities = Capabilities::configure(
+            &config.name,
+            &config.policy,
+            &config.secrets,
+            self.http_tls.clone(),
+        )
+        .map_err(|e| error(e.to_string()))?;
         let mut plugin = Plugin {
             name: Arc::from(config.name.as_str()),
             world,
@@ -181,6 +210,7 @@ impl Runtime {
             results: self.results.clone(),
             tools: Vec::new(),
             origin,
+            imports_http,
         };
         let described = plugin
             .describe()

@@ -177,7 +177,7 @@ fn is_public(ip: IpAddr) -> bool {
 }
 
 /// Why a name may not grant `ip` (its class), or `None` when it may.
-fn not_public_class(ip: IpAddr) -> Option<&'static str> {
+pub(super) fn not_public_class(ip: IpAddr) -> Option<&'static str> {
     let ip = match ip {
         IpAddr::V6(v6) => v6
             .to_ipv4_mapped()

@@ -60,6 +60,8 @@ pub struct Plugin {
     pub(super) results: ResultsInFlight,
     pub(super) tools: Vec<ToolDescriptor>,
     pub(super) origin: Origin,
+    /// Whether the component imports `wasi:http/outgoing-handler`.
+    pub(super) imports_http: bool,
 }
 
 /// What a guest answered, lifted out of its instance.
@@ -93,6 +95,12 @@ impl Plugin {
 
     pub fn capabilities(&self) -> &Capabilities {
         &self.capabilities
+    }
+
+    /// Whether the component imports `wasi:http/outgoing-handler` (it may send
+    /// HTTP requests, as far as `policy.http` allows).
+    pub fn imports_http(&self) -> bool {
+        self.imports_http
     }
 
     /// Whether the compiled component came from the compile cache.
@@ -166,7 +174,7 @@ impl Plugin {
         };
         // A budget of the host imports that was hit fails the call, however the
         // guest went on.
-        if let Some(hit) = sandbox.store.data().budget_hit.clone() {
+        if let Some(hit) = sandbox.store.data().first_budget_hit() {
             return self.budget_failure(tool, &hit);
         }
         let deadline = sandbox.deadline;
@@ -297,6 +305,14 @@ impl Plugin {
         let wasi = self
             .capabilities
             .prepare(tool, &stderr, &stdout, &denials)?;
+        // The configuration bounds `timeout_ms`; never a panic here regardless.
+        let deadline = Instant::now()
+            .checked_add(self.capabilities.timeout)
+            .ok_or_else(|| wasmtime::Error::msg("policy.timeout_ms is out of range"))?;
+        let http =
+            self.capabilities
+                .http()
+                .prepare(self.name.clone(), tool, denials.clone(), deadline);
         let mut table = ResourceTable::new();
         table.set_max_capacity(self.capabilities.max_resources as usize);
         let state = CallState {
@@ -314,13 +330,11 @@ impl Plugin {
             budgets: self.capabilities.call_budgets,
             budget_hit: None,
             denials: denials.clone(),
+            http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
+            http,
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limiter);
-        // The configuration bounds `timeout_ms`; never a panic here regardless.
-        let deadline = Instant::now()
-            .checked_add(self.capabilities.timeout)
-            .ok_or_else(|| wasmtime::Error::msg("policy.timeout_ms is out of range"))?;
         // Each epoch tick, a running guest yields its thread to other calls; past
         // the deadline it is stopped.
         store.set_epoch_deadline(1);
@@ -372,7 +386,7 @@ impl Plugin {
         let budget = sandbox
             .and_then(|s| s.store.data().limiter.exceeded.clone())
             .or(table_full)
-            .or_else(|| sandbox.and_then(|s| s.store.data().budget_hit.clone()));
+            .or_else(|| sandbox.and_then(|s| s.store.data().first_budget_hit()));
         fault(
             error,
             FaultContext {

@@ -24,10 +24,11 @@ use std::sync::{Arc, Mutex};
 
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
+use super::http::{HttpBudgets, HttpGate, HttpTls};
 use super::network::NetworkPolicy;
 use super::output::GuestOutput;
 use super::state::CallBudgets;
-use crate::config::PolicyConfig;
+use crate::config::{PolicyConfig, SecretConfig};
 
 /// A policy that cannot be applied.
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +45,9 @@ pub struct Capabilities {
     preopens: Vec<Preopen>,
     env: Vec<(String, String)>,
     network: Arc<NetworkPolicy>,
+    /// The HTTP rules, secrets and budgets of `wasi:http`.
+    http: Arc<HttpGate>,
+    /// The granted configuration values and the secrets' placeholders.
     config: Arc<BTreeMap<String, String>>,
     /// Memory limit per instance, in bytes.
     pub memory_bytes: usize,
@@ -80,13 +84,19 @@ pub fn record_denial(denials: &Denials, plugin: &str, tool: &str, denial: String
 }
 
 impl Capabilities {
-    /// Validates `policy` for `plugin`.
+    /// Validates `policy` for `plugin`, and loads its `secrets` (trusted for HTTPS
+    /// as `tls` says).
     ///
     /// # Errors
     ///
-    /// A [`PolicyError`] when a preopened directory does not exist or a network
-    /// rule is malformed.
-    pub fn configure(plugin: &str, policy: &PolicyConfig) -> Result<Capabilities, PolicyError> {
+    /// A [`PolicyError`] when a preopened directory does not exist, a network or
+    /// HTTP rule is malformed, or a secret cannot be loaded.
+    pub fn configure(
+        plugin: &str,
+        policy: &PolicyConfig,
+        secrets: &[SecretConfig],
+        tls: Arc<HttpTls>,
+    ) -> Result<Capabilities, PolicyError> {
         let error = |problem: String| PolicyError {
             plugin: plugin.to_owned(),
             problem,
@@ -110,12 +120,27 @@ impl Capabilities {
             }
         }
         let network = NetworkPolicy::parse(&policy.network).map_err(error)?;
+        let http = HttpGate::configure(
+            plugin,
+            &policy.http,
+            secrets,
+            HttpBudgets {
+                requests: policy.max_http_requests,
+                sent_bytes: policy.max_http_request_bytes,
+                received_bytes: policy.max_http_response_bytes,
+            },
+            tls,
+        )
+        .map_err(error)?;
+        let mut config = policy.config.clone();
+        config.extend(http.placeholder_entries());
         Ok(Capabilities {
             plugin: plugin.to_owned(),
             preopens,
             env,
             network: Arc::new(network),
-            config: Arc::new(policy.config.clone()),
+            http: Arc::new(http),
+            config: Arc::new(config),
             memory_bytes: usize::try_from(policy.memory_mib.min(4096) << 20).unwrap_or(usize::MAX),
             timeout: std::time::Duration::from_millis(policy.timeout_ms),
             fuel: policy.fuel,
@@ -129,9 +154,20 @@ impl Capabilities {
         })
     }
 
-    /// Whether any network rule exists (for the `openWorldHint` a tool leaves unset).
+    /// Whether any network or HTTP rule exists (for the `openWorldHint` a tool
+    /// leaves unset).
     pub fn has_network(&self) -> bool {
-        !self.network.is_empty()
+        !self.network.is_empty() || self.http.has_rules()
+    }
+
+    /// Whether the plugin may send any HTTP request.
+    pub fn has_http(&self) -> bool {
+        self.http.has_rules()
+    }
+
+    /// The plugin's HTTP rules, secrets and budgets.
+    pub(super) fn http(&self) -> &Arc<HttpGate> {
+        &self.http
     }
 
     /// Whether any preopen is writable (for the `readOnlyHint` a tool leaves unset).

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use wasmtime::ResourceLimiter;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 pub use super::events::{EventSender, GuestEvent, LogLevel};
 use super::policy::Denials;
@@ -42,6 +43,9 @@ pub struct CallState {
     pub(super) budget_hit: Option<BudgetHit>,
     /// The call's denials, shared with its WASI context and the runtime.
     pub(super) denials: Denials,
+    /// `wasi:http`: its context, and the hooks that check and send each request.
+    pub(super) http_ctx: WasiHttpCtx,
+    pub(super) http: super::http::HttpCall,
 }
 
 /// The byte budgets of one call's host imports, from the plugin's policy.
@@ -89,6 +93,23 @@ impl CallState {
             tracing::warn!(plugin = %self.plugin, tool = %self.tool, budget = key, error.type = "resource_limit", "{message}; the rest is dropped and the call will fail");
             self.budget_hit = Some(BudgetHit::new(key, message));
         }
+    }
+}
+
+impl WasiHttpView for CallState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http_ctx,
+            table: &mut self.table,
+            hooks: &mut self.http,
+        }
+    }
+}
+
+impl CallState {
+    /// The first budget the call hit in a host import or a request.
+    pub(super) fn first_budget_hit(&self) -> Option<BudgetHit> {
+        self.budget_hit.clone().or_else(|| self.http.usage().hit())
     }
 }
 
