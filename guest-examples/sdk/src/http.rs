@@ -446,3 +446,51 @@ fn stream_error(error: StreamError) -> Error {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_split_into_scheme_authority_and_path() {
+        let (scheme, authority, path) =
+            split_url("https://api.example.com:8443/v1/x?q=1#top").unwrap();
+        assert!(matches!(scheme, Scheme::Https));
+        assert_eq!(
+            (authority, path.as_str()),
+            ("api.example.com:8443", "/v1/x?q=1")
+        );
+        let (scheme, authority, path) = split_url("HTTP://127.0.0.1").unwrap();
+        assert!(matches!(scheme, Scheme::Http));
+        assert_eq!((authority, path.as_str()), ("127.0.0.1", "/"));
+        assert_eq!(split_url("http://[::1]?a").unwrap().2, "/?a");
+        for bad in [
+            "example.org/x",
+            "ftp://example.org/",
+            "http:///x",
+            "http://u:p@host/",
+        ] {
+            assert_eq!(split_url(bad).unwrap_err().code(), "invalid-url", "{bad}");
+        }
+    }
+
+    #[test]
+    fn methods_and_error_codes_have_their_wit_names() {
+        assert!(matches!(method("get").unwrap(), Method::Get));
+        assert!(matches!(method("PROPFIND").unwrap(), Method::Other(m) if m == "PROPFIND"));
+        assert_eq!(method("BAD METHOD").unwrap_err().code(), "invalid-method");
+        assert_eq!(
+            Error::Http(ErrorCode::HttpRequestDenied).code(),
+            "HTTP-request-denied"
+        );
+        assert!(Error::Http(ErrorCode::HttpRequestDenied).is_denied());
+        assert_eq!(
+            Error::Http(ErrorCode::DestinationIpProhibited).to_string(),
+            "destination-IP-prohibited"
+        );
+        assert_eq!(
+            Error::Http(ErrorCode::InternalError(Some("boom".into()))).to_string(),
+            "internal-error: boom"
+        );
+    }
+}
