@@ -21,7 +21,9 @@
 //!    TLS verified against [`tls::HttpTls`], HTTP/1.1; redirects are the guest's
 //!    to follow or not (each is a request of its own, checked again);
 //! 6. its request and response bodies counted against `max_http_request_bytes` and
-//!    `max_http_response_bytes`.
+//!    `max_http_response_bytes`;
+//! 7. in the answer to a request that carried a secret, the secret's value put back
+//!    to its placeholder (`scrub.rs`), headers and body.
 //!
 //! A refusal is `HTTP-request-denied` for the guest, logged with
 //! `error.type = "network_denied"` and recorded as a denial of the call (a guest
@@ -30,10 +32,12 @@
 
 mod body;
 mod rules;
+mod scrub;
 mod secrets;
 mod tls;
 
 pub use rules::{Destination, HttpRules};
+pub use scrub::Scrubber;
 pub use secrets::Secrets;
 pub use tls::HttpTls;
 
@@ -318,7 +322,7 @@ impl WasiHttpHooks for HttpCall {
             ));
             return refuse(Error::HttpRequestDenied);
         }
-        let used = self
+        let (used, scrubber) = self
             .gate
             .secrets
             .substitute(&destination, request.headers_mut());
@@ -339,6 +343,7 @@ impl WasiHttpHooks for HttpCall {
             port,
             https,
             shown,
+            scrubber,
         };
         let (gate, who, usage) = (self.gate.clone(), self.who.clone(), self.usage.clone());
         Box::new(send(gate, who, usage, target, request, timeouts))
@@ -354,6 +359,8 @@ struct Target {
     https: bool,
     /// `METHOD scheme://authority/path`, for denials.
     shown: String,
+    /// When the request carries secrets: what takes their values out of the answer.
+    scrubber: Option<Scrubber>,
 }
 
 #[derive(Clone, Copy)]
@@ -438,12 +445,23 @@ async fn send(
                 Box::new(async { Ok(()) }),
             ),
         };
-    let response = response.map(|incoming| {
-        Counted::new(Incoming(incoming), usage, Direction::Received)
-            .between_frames(timeouts.between_bytes)
-            .boxed_unsync()
-    });
-    Ok((response, connection))
+    let (mut parts, incoming) = response.into_parts();
+    let body = Counted::new(Incoming(incoming), usage, Direction::Received)
+        .between_frames(timeouts.between_bytes);
+    let body = match target.scrubber {
+        None => body.boxed_unsync(),
+        Some(scrubber) => {
+            for value in parts.headers.values_mut() {
+                if let Some(replaced) = scrubber.replace_all(value.as_bytes())
+                    && let Ok(replaced) = http::HeaderValue::from_bytes(&replaced)
+                {
+                    *value = replaced;
+                }
+            }
+            scrub::Scrubbed::new(body, scrubber).boxed_unsync()
+        }
+    };
+    Ok((http::Response::from_parts(parts, body), connection))
 }
 
 /// `future`, or `connection-timeout` when it takes longer than `limit`.

@@ -13,7 +13,10 @@ use hmac::{Hmac, KeyInit, Mac};
 use http::HeaderValue;
 use sha2::Sha256;
 
+use bytes::Bytes;
+
 use super::rules::{Destination, HttpRules};
+use super::scrub::Scrubber;
 use crate::config::{SECRET_KEY_PREFIX, SecretConfig, SecretSource};
 
 /// One secret: its value, its placeholder and where it may go.
@@ -122,13 +125,15 @@ impl Secrets {
 
     /// Puts the value of every secret bound to `destination` in place of its
     /// placeholder in `headers`' values; other placeholders stay as they are.
-    /// Returns the names of the secrets put in (for the log; never a value).
+    /// Returns the secrets put in (their names for the log, never a value), and
+    /// the scrubber that takes their values out of the answer.
     pub fn substitute(
         &self,
         destination: &Destination<'_>,
         headers: &mut http::HeaderMap,
-    ) -> Vec<&str> {
+    ) -> (Vec<&str>, Option<Scrubber>) {
         let mut used = Vec::new();
+        let mut pairs = Vec::new();
         for secret in self.secrets.iter().filter(|s| s.hosts.matches(destination)) {
             let placeholder = secret.placeholder.as_bytes();
             for value in headers.values_mut() {
@@ -143,11 +148,15 @@ impl Secrets {
                     *value = new;
                     if !used.contains(&secret.name.as_str()) {
                         used.push(secret.name.as_str());
+                        pairs.push((
+                            Bytes::copy_from_slice(&secret.value),
+                            Bytes::copy_from_slice(placeholder),
+                        ));
                     }
                 }
             }
         }
-        used
+        (used, Scrubber::new(pairs))
     }
 }
 
@@ -219,20 +228,22 @@ mod tests {
         };
 
         let mut bound = headers();
+        let (used, scrubber) = secrets.substitute(&to("api.example.com"), &mut bound);
+        assert_eq!(used, ["api"]);
         assert_eq!(
-            secrets.substitute(&to("api.example.com"), &mut bound),
-            ["api"]
+            scrubber
+                .unwrap()
+                .replace_all(b"echo: Bearer s3cr3t-value")
+                .unwrap(),
+            format!("echo: Bearer {placeholder}").as_bytes()
         );
         assert_eq!(bound["authorization"], "Bearer s3cr3t-value");
         assert!(bound["authorization"].is_sensitive());
         assert_eq!(bound["x-other"], "plain");
 
         let mut unbound = headers();
-        assert!(
-            secrets
-                .substitute(&to("evil.example.com"), &mut unbound)
-                .is_empty()
-        );
+        let (used, scrubber) = secrets.substitute(&to("evil.example.com"), &mut unbound);
+        assert!(used.is_empty() && scrubber.is_none());
         assert_eq!(
             unbound["authorization"],
             format!("Bearer {placeholder}").as_str()
