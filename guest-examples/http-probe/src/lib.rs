@@ -79,8 +79,10 @@ fn http_request(args: HttpRequest) -> ToolResult {
             }
         }
     }
+    // `times` is at least 1 (the input schema says so).
     let Some(response) = last else {
-        return ToolResult::success(json!({"sent": 0})).build();
+        return ToolResult::failure(ErrorCode::InvalidArguments, "times must be at least 1")
+            .build();
     };
     let mut headers = BTreeMap::<String, String>::new();
     for (name, value) in &response.headers {
@@ -156,6 +158,16 @@ impl Plugin for HttpProbe {
                 "required": ["url"],
                 "additionalProperties": false,
             }))
+            .output_schema(json!({
+                "type": "object",
+                "properties": {
+                    "status": {"type": "integer"},
+                    "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "body": {"type": "string"},
+                    "sent": {"type": "integer"},
+                },
+                "required": ["status", "headers", "body", "sent"],
+            }))
             .open_world(true)
             .build(),
             ToolDescriptor::new(
@@ -167,6 +179,11 @@ impl Plugin for HttpProbe {
                 "properties": {"name": {"type": "string"}},
                 "required": ["name"],
                 "additionalProperties": false,
+            }))
+            .output_schema(json!({
+                "type": "object",
+                "properties": {"placeholder": {"type": ["string", "null"]}},
+                "required": ["placeholder"],
             }))
             .read_only(true)
             .build(),
@@ -180,6 +197,11 @@ impl Plugin for HttpProbe {
                 "required": ["addr", "text"],
                 "additionalProperties": false,
             }))
+            .output_schema(json!({
+                "type": "object",
+                "properties": {"sent": {"type": "integer"}},
+                "required": ["sent"],
+            }))
             .build(),
             ToolDescriptor::new("log_text", "Writes `text` to the host's log at info level.")
                 .input_schema(json!({
@@ -187,6 +209,11 @@ impl Plugin for HttpProbe {
                     "properties": {"text": {"type": "string"}},
                     "required": ["text"],
                     "additionalProperties": false,
+                }))
+                .output_schema(json!({
+                    "type": "object",
+                    "properties": {"logged": {"type": "boolean"}},
+                    "required": ["logged"],
                 }))
                 .build(),
         ]

@@ -226,7 +226,8 @@ impl Request {
         self
     }
 
-    /// Sets the body. Without one, the request has an empty body.
+    /// Sets the body, sent with its `content-length` unless a header sets
+    /// one. Without a body, the request has an empty one.
     pub fn body(mut self, body: impl Into<Vec<u8>>) -> Self {
         self.body = Some(body.into());
         self
@@ -248,6 +249,15 @@ impl Request {
             headers
                 .append(name, value)
                 .map_err(|e| Error::InvalidHeader(format!("{name}: {e:?}")))?;
+        }
+        // A body of known length goes with its length rather than chunked:
+        // not every server reads a chunked request.
+        if let Some(body) = &self.body
+            && !headers.has("content-length")
+        {
+            headers
+                .append("content-length", body.len().to_string().as_bytes())
+                .map_err(|e| Error::InvalidHeader(format!("content-length: {e:?}")))?;
         }
         let request = OutgoingRequest::new(headers);
         request
@@ -434,5 +444,53 @@ fn stream_error(error: StreamError) -> Error {
             Some(code) => Error::Http(code),
             None => Error::Stream(e.to_debug_string()),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_split_into_scheme_authority_and_path() {
+        let (scheme, authority, path) =
+            split_url("https://api.example.com:8443/v1/x?q=1#top").unwrap();
+        assert!(matches!(scheme, Scheme::Https));
+        assert_eq!(
+            (authority, path.as_str()),
+            ("api.example.com:8443", "/v1/x?q=1")
+        );
+        let (scheme, authority, path) = split_url("HTTP://127.0.0.1").unwrap();
+        assert!(matches!(scheme, Scheme::Http));
+        assert_eq!((authority, path.as_str()), ("127.0.0.1", "/"));
+        assert_eq!(split_url("http://[::1]?a").unwrap().2, "/?a");
+        for bad in [
+            "example.org/x",
+            "ftp://example.org/",
+            "http:///x",
+            "http://u:p@host/",
+        ] {
+            assert_eq!(split_url(bad).unwrap_err().code(), "invalid-url", "{bad}");
+        }
+    }
+
+    #[test]
+    fn methods_and_error_codes_have_their_wit_names() {
+        assert!(matches!(method("get").unwrap(), Method::Get));
+        assert!(matches!(method("PROPFIND").unwrap(), Method::Other(m) if m == "PROPFIND"));
+        assert_eq!(method("BAD METHOD").unwrap_err().code(), "invalid-method");
+        assert_eq!(
+            Error::Http(ErrorCode::HttpRequestDenied).code(),
+            "HTTP-request-denied"
+        );
+        assert!(Error::Http(ErrorCode::HttpRequestDenied).is_denied());
+        assert_eq!(
+            Error::Http(ErrorCode::DestinationIpProhibited).to_string(),
+            "destination-IP-prohibited"
+        );
+        assert_eq!(
+            Error::Http(ErrorCode::InternalError(Some("boom".into()))).to_string(),
+            "internal-error: boom"
+        );
     }
 }
