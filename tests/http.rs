@@ -9,7 +9,8 @@
 //! - Every refusal of the allow-list and of the budgets, with the test guest
 //!   `http_probe`: the guest gets `HTTP-request-denied` (or a stream error, or
 //!   the deadline), the server receives nothing, the call ends with the code the
-//!   contract names.
+//!   contract names. A granted server whose certificate no trusted CA signed
+//!   fails its TLS handshake (`TLS-certificate-error`).
 //! - Secrets: the value reaches only the bound destination, in a header; every
 //!   other way out (another destination, the URL, the body, a log line, a
 //!   result, a socket) carries the placeholder, and the value is in no log line,
@@ -534,6 +535,8 @@ struct Policy {
     http: WebServer,
     /// HTTP, on no rule: it must never receive a request.
     outside: WebServer,
+    /// HTTPS, granted, but with a certificate of a CA the host does not trust.
+    untrusted: WebServer,
     host: Host,
     _dir: tempfile::TempDir,
 }
@@ -551,10 +554,14 @@ impl Policy {
         let https = WebServer::https(&ca).await;
         let http = WebServer::http().await;
         let outside = WebServer::http().await;
+        let other = dir.path().join("other-ca");
+        std::fs::create_dir(&other).unwrap();
+        let untrusted = WebServer::https(&TestCa::new(&other)).await;
         let rules = [
             https.rule(),
             https.url_by_name("/*"),
             format!("GET {}", http.rule()),
+            untrusted.rule(),
         ];
         let plugins = format!(
             "[[plugin]]\nname = \"probe\"\npath = \"{probe}\"\n[plugin.policy]\n\
@@ -570,6 +577,7 @@ impl Policy {
             https,
             http,
             outside,
+            untrusted,
             host,
             _dir: dir,
         }
@@ -638,6 +646,10 @@ async fn the_allow_list_the_budgets_and_the_deadline_hold_every_request() {
             name_resolving_to_loopback(p).boxed(),
         ),
         ("a disallowed method", disallowed_method(p).boxed()),
+        (
+            "a certificate the host does not trust",
+            untrusted_certificate(p).boxed(),
+        ),
         (
             "a redirect to a disallowed host",
             redirect_not_followed(p).boxed(),
@@ -769,6 +781,23 @@ async fn disallowed_method(p: &Policy) {
     let answer = p.request(get(&p.http.url("/echo?case=get"))).await;
     assert_eq!(success(&answer)["status"], 200, "{answer}");
     assert_eq!(p.http.requests_with("case=get").len(), 1);
+}
+
+async fn untrusted_certificate(p: &Policy) {
+    // Granted by a rule, but its certificate is signed by a CA neither the
+    // system nor `host.http_ca_file` trusts: the TLS handshake fails, no HTTP
+    // request reaches the server, and it is no denial (the policy allowed it).
+    let answer = p
+        .request(get(&p.untrusted.url("/page?case=untrusted")))
+        .await;
+    assert_eq!(code(&answer).as_deref(), Some("tool_error"), "{answer}");
+    let text = failure_text(&answer);
+    assert!(text.contains("TLS-certificate-error"), "{text}");
+    assert!(
+        p.untrusted.requests().is_empty(),
+        "{}",
+        p.untrusted.received_text()
+    );
 }
 
 async fn redirect_not_followed(p: &Policy) {
