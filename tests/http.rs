@@ -992,10 +992,13 @@ struct Secrets {
     http: WebServer,
     sink: TcpSink,
     host: Host,
-    /// The value of `token` (from a 0600 file) and of `envtok` (from the
+    /// The value of `token` (from a 0600 file, bound to the HTTPS server),
+    /// of `pathtok` (from a file, bound to the HTTPS server's `/api/*` only) and
+    /// of `envtok` (from the
     /// environment).
     token: String,
     envtok: String,
+    pathtok: String,
     dir: tempfile::TempDir,
     /// Every message the host answered with, to look for the values in.
     answers: std::sync::Mutex<Vec<Value>>,
@@ -1012,13 +1015,16 @@ impl Secrets {
         let sink = TcpSink::start();
         let token = random_value("token-value");
         let envtok = random_value("envtok-value");
+        let pathtok = random_value("pathtok-value");
+        let pathtok_file = secret_file(dir.path(), "pathtok.secret", &pathtok);
         let token_file = secret_file(dir.path(), "token.secret", &token);
         let rules = [https.rule(), http.rule()];
         let plugins = format!(
             "[[plugin]]\nname = \"probe\"\npath = \"{probe}\"\n[plugin.policy]\n\
              http = {rules:?}\nnetwork = [\"{sink}\"]\ntimeout_ms = 2000\n\
              [[plugin.secret]]\nname = \"token\"\nfrom_file = \"{token_file}\"\nhosts = {token_hosts:?}\n\
-             [[plugin.secret]]\nname = \"envtok\"\nfrom_env = \"TOOLHOST_TEST_ENVTOK\"\nhosts = {env_hosts:?}\n\n\
+             [[plugin.secret]]\nname = \"envtok\"\nfrom_env = \"TOOLHOST_TEST_ENVTOK\"\nhosts = {env_hosts:?}\n\
+             [[plugin.secret]]\nname = \"pathtok\"\nfrom_file = \"{pathtok_file}\"\nhosts = {path_hosts:?}\n\n\
              [[plugin]]\nname = \"other\"\nprefix = \"other\"\npath = \"{probe}\"\n[plugin.policy]\n\
              http = {rules:?}\n",
             probe = guest("http_probe").display(),
@@ -1026,6 +1032,8 @@ impl Secrets {
             token_file = token_file.display(),
             token_hosts = [https.rule()],
             env_hosts = [format!("GET {}", http.rule())],
+            pathtok_file = pathtok_file.display(),
+            path_hosts = [https.url("/api/*")],
         );
         let config = write_config(
             dir.path(),
@@ -1046,6 +1054,7 @@ impl Secrets {
             host,
             token,
             envtok,
+            pathtok,
             dir,
             answers: Default::default(),
         }
@@ -1068,12 +1077,16 @@ impl Secrets {
     /// Asserts no value of a secret is in `text` (`what` names where it was).
     #[track_caller]
     fn assert_no_value(&self, what: &str, text: &str) {
-        for value in [&self.token, &self.envtok] {
+        for value in self.values() {
             assert!(
                 !text.contains(value.as_str()),
                 "{what} carries a secret's value: {text}"
             );
         }
+    }
+
+    fn values(&self) -> [&String; 3] {
+        [&self.token, &self.envtok, &self.pathtok]
     }
 }
 
@@ -1087,6 +1100,7 @@ async fn a_secret_reaches_only_its_bound_destination_and_only_in_a_header() {
         ("placeholders", placeholders(s).boxed()),
         ("the bound destination", bound_destination(s).boxed()),
         ("a binding by method", bound_by_method(s).boxed()),
+        ("a binding by path", bound_by_path(s).boxed()),
         ("an unbound destination", unbound_destination(s).boxed()),
         ("another plugin", another_plugin(s).boxed()),
         (
@@ -1175,6 +1189,31 @@ async fn bound_by_method(s: &Secrets) {
             received[0].header("x-token"),
             Some(expected),
             "{method}: the value only for the bound method"
+        );
+    }
+}
+
+async fn bound_by_path(s: &Secrets) {
+    // `pathtok` is bound to the HTTPS server's /api/* only.
+    let pathtok = s.placeholder("pathtok").await;
+    for (path, marker, expected) in [
+        ("/api/user", "case=path-api", s.pathtok.clone()),
+        ("/echo", "case=path-echo", pathtok.clone()),
+        ("/apiary", "case=path-apiary", pathtok.clone()),
+    ] {
+        let answer = s
+            .call(
+                "http_request",
+                json!({"url": s.https.url(&format!("{path}?{marker}")), "headers": {"x-token": pathtok}}),
+            )
+            .await;
+        assert_eq!(code(&answer), None, "{answer}");
+        let received = s.https.requests_with(marker);
+        assert_eq!(received.len(), 1);
+        assert_eq!(
+            received[0].header("x-token"),
+            Some(expected),
+            "{path}: the value only under the bound path"
         );
     }
 }
@@ -1416,7 +1455,7 @@ async fn in_a_stored_row(s: &Secrets) {
         }
         let bytes = std::fs::read(entry.path()).unwrap();
         found |= contains(&bytes, token.as_bytes());
-        for value in [&s.token, &s.envtok] {
+        for value in s.values() {
             assert!(
                 !contains(&bytes, value.as_bytes()),
                 "{name} holds a secret's value"
@@ -1450,25 +1489,33 @@ async fn nowhere_else(s: &Secrets) {
     }
     // A value only ever in a header of a request to its bound destination:
     // `envtok` in GET requests to the HTTP server, `token` in requests to the
-    // HTTPS one.
-    for (server, bound) in [(&s.http, &s.envtok), (&s.https, &s.token)] {
+    // HTTPS one, `pathtok` in those under its /api/.
+    for server in [&s.http, &s.https] {
         for request in server.requests() {
             let what = format!("a request to the {} server", server.scheme);
             s.assert_no_value(&what, &request.target);
             s.assert_no_value(&what, &String::from_utf8_lossy(&request.body));
+            let allowed: Vec<&String> = if server.scheme == "http" {
+                if request.method == "GET" {
+                    vec![&s.envtok]
+                } else {
+                    vec![]
+                }
+            } else if request.target.starts_with("/api/") {
+                vec![&s.token, &s.pathtok]
+            } else {
+                vec![&s.token]
+            };
             for (name, value) in &request.headers {
                 let value = String::from_utf8_lossy(value.as_bytes());
-                let may_carry = server.scheme == "https" || request.method == "GET";
-                if may_carry && value.contains(bound.as_str()) {
-                    let other = if bound == &s.token {
-                        &s.envtok
-                    } else {
-                        &s.token
-                    };
-                    assert!(!value.contains(other.as_str()), "{what}: header {name}");
-                    continue;
+                for secret in s.values() {
+                    assert!(
+                        !value.contains(secret.as_str()) || allowed.contains(&secret),
+                        "{what} {} {}: header {name} carries a value not bound to it",
+                        request.method,
+                        request.target
+                    );
                 }
-                s.assert_no_value(&format!("{what}: header {name}"), &value);
             }
         }
     }
