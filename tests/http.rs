@@ -999,6 +999,7 @@ struct Secrets {
     token: String,
     envtok: String,
     pathtok: String,
+    config: PathBuf,
     dir: tempfile::TempDir,
     /// Every message the host answered with, to look for the values in.
     answers: std::sync::Mutex<Vec<Value>>,
@@ -1041,12 +1042,7 @@ impl Secrets {
             &plugins,
         );
         // Everything the host logs about calls, and wasmtime-wasi-http's own lines.
-        let host = Host::start_with(
-            &config,
-            "info,toolhost=trace,wasmtime_wasi_http=trace",
-            &[("TOOLHOST_TEST_ENVTOK", envtok.as_str())],
-            Duration::from_secs(60),
-        );
+        let host = Secrets::host(&config, &envtok);
         Secrets {
             https,
             http,
@@ -1055,9 +1051,21 @@ impl Secrets {
             token,
             envtok,
             pathtok,
+            config,
             dir,
             answers: Default::default(),
         }
+    }
+
+    /// A host process of `config`, logging everything it logs about calls, and
+    /// wasmtime-wasi-http's own lines.
+    fn host(config: &Path, envtok: &str) -> Host {
+        Host::start_with(
+            config,
+            "info,toolhost=trace,wasmtime_wasi_http=trace",
+            &[("TOOLHOST_TEST_ENVTOK", envtok)],
+            Duration::from_secs(60),
+        )
     }
 
     async fn call(&self, tool: &str, arguments: Value) -> Value {
@@ -1103,6 +1111,7 @@ async fn a_secret_reaches_only_its_bound_destination_and_only_in_a_header() {
         ("a binding by path", bound_by_path(s).boxed()),
         ("an unbound destination", unbound_destination(s).boxed()),
         ("another plugin", another_plugin(s).boxed()),
+        ("another host process", another_process(s).boxed()),
         (
             "a bound destination that reflects the value",
             reflected(s).boxed(),
@@ -1285,6 +1294,43 @@ async fn reflected(s: &Secrets) {
         "the reflected header has the placeholder: {answer}"
     );
     s.assert_no_value("a reflected answer", &answer.to_string());
+}
+
+async fn another_process(s: &Secrets) {
+    // The same configuration in a second process: its placeholder differs, and
+    // the first process's placeholder is worthless there (it leaves as it is,
+    // even to the bound destination).
+    let token = s.placeholder("token").await;
+    let second = Secrets::host(&s.config, &s.envtok);
+    let answer = call(&second, "http_secret", json!({"name": "token"})).await;
+    let theirs = success(&answer)["placeholder"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(!theirs.is_empty(), "{answer}");
+    assert_ne!(theirs, token, "a placeholder is per host process");
+    let answer = call(
+        &second,
+        "http_request",
+        json!({"url": s.https.url("/echo?case=second-process"), "headers": {"authorization": format!("Bearer {token}"), "x-theirs": theirs}}),
+    )
+    .await;
+    assert_eq!(code(&answer), None, "{answer}");
+    let received = s.https.requests_with("case=second-process");
+    assert_eq!(received.len(), 1);
+    assert_eq!(
+        received[0].header("authorization"),
+        Some(format!("Bearer {token}")),
+        "another process's placeholder is not replaced"
+    );
+    assert_eq!(
+        received[0].header("x-theirs"),
+        Some(s.token.clone()),
+        "the second process replaces its own"
+    );
+    for line in second.log_lines() {
+        s.assert_no_value("a log line of the second host", &line);
+    }
 }
 
 async fn in_the_url(s: &Secrets) {
