@@ -515,7 +515,8 @@ fn check_output(tool: &Tool, result: ToolResult) -> ToolResult {
 }
 
 /// Unset hints of a component's tools follow from its policy: no writable
-/// directory means read-only, no network rule means a closed world.
+/// directory means read-only; a network or HTTP rule means an open world, none a
+/// closed one.
 fn policy_hints(plugin: &Plugin) -> impl Fn(Annotations) -> Annotations + use<> {
     let capabilities = plugin.capabilities();
     let (writable, network) = (
@@ -526,8 +527,8 @@ fn policy_hints(plugin: &Plugin) -> impl Fn(Annotations) -> Annotations + use<> 
         if hints.read_only.is_none() && !writable {
             hints.read_only = Some(true);
         }
-        if hints.open_world.is_none() && !network {
-            hints.open_world = Some(false);
+        if hints.open_world.is_none() {
+            hints.open_world = Some(network);
         }
         hints
     }

@@ -250,7 +250,7 @@ impl Config {
     /// A [`ConfigError`] for invalid TOML, unknown keys or bad values.
     pub fn parse(text: &str, file: &Path, base: &Path) -> Result<Config, ConfigError> {
         let raw: RawConfig =
-            toml::from_str(text).map_err(|e| ConfigError::new(file, e.to_string()))?;
+            toml::from_str(text).map_err(|e| ConfigError::new(file, toml_error(text, &e)))?;
         let host = host_settings(raw.host, file, base)?;
         let store = raw.store.resolve(&host.data_dir, file)?;
         let mut plugins = Vec::new();
@@ -335,6 +335,21 @@ impl Config {
             webhooks: raw.webhook,
             tokens: raw.token,
         })
+    }
+}
+
+/// A TOML error as `line L, column C: what`, without the quoted line toml adds:
+/// the line may hold a token or a secret written where it does not belong, and
+/// start-up errors go to logs.
+fn toml_error(text: &str, error: &toml::de::Error) -> String {
+    match error.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let column = before.len() - before.rfind('\n').map_or(0, |at| at + 1) + 1;
+            format!("line {line}, column {column}: {}", error.message())
+        }
+        None => error.message().to_owned(),
     }
 }
 
@@ -543,7 +558,7 @@ pub fn sidecar_plugin(path: &Path) -> Result<PluginConfig, ConfigError> {
     let text = std::fs::read_to_string(&sidecar)
         .map_err(|e| ConfigError::new(&sidecar, format!("cannot read the policy: {e}")))?;
     let raw: Sidecar =
-        toml::from_str(&text).map_err(|e| ConfigError::new(&sidecar, e.to_string()))?;
+        toml::from_str(&text).map_err(|e| ConfigError::new(&sidecar, toml_error(&text, &e)))?;
     let mut config = plugin_config(
         raw.name,
         path.to_path_buf(),

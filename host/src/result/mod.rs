@@ -143,6 +143,15 @@ impl ToolResult {
         }
     }
 
+    /// The error of a failure, to change (the runtime names what its policy
+    /// denied in a failure that followed).
+    pub fn error_mut(&mut self) -> Option<&mut ToolError> {
+        match &mut self.outcome {
+            Outcome::Success { .. } => None,
+            Outcome::Failure(error) => Some(error),
+        }
+    }
+
     /// The error of a failure.
     pub fn error(&self) -> Option<&ToolError> {
         match &self.outcome {

@@ -178,6 +178,7 @@ impl Plugin {
             return self.budget_failure(tool, &hit);
         }
         let deadline = sandbox.deadline;
+        let denials = sandbox.denials.lock().expect("denials lock").clone();
         // The instance (and its memory) is no longer needed: the answer is lifted.
         drop(sandbox);
         let size = match &answer {
@@ -220,7 +221,10 @@ impl Plugin {
             convert()
         };
         match converted {
-            Ok(result) => result.with_lease(lease),
+            Ok(mut result) => {
+                blame_denials(&mut result, &denials);
+                result.with_lease(lease)
+            }
             Err(problem) => {
                 tracing::warn!(plugin = %self.name, tool, %problem, error.type = "malformed_result", "guest returned a malformed result");
                 host_failure(
@@ -398,6 +402,34 @@ impl Plugin {
                 stderr: sandbox.map(|s| s.stderr.tail()).unwrap_or_default(),
             },
         )
+    }
+}
+
+/// A `tool_error` a guest returned after the policy denied it something (a
+/// request, an address, a name) becomes `permission_denied`, naming what was
+/// denied: a tool that cannot tell a refusal from any other failure (a
+/// JavaScript `fetch` rejects with one generic error) still reports the cause.
+/// A failure with a code of the tool's own choosing, and a success, stay as
+/// they are.
+fn blame_denials(result: &mut ToolResult, denials: &[String]) {
+    let Some(error) = result.error_mut() else {
+        return;
+    };
+    if denials.is_empty() || error.code != ErrorCode::ToolError {
+        return;
+    }
+    error.code = ErrorCode::PermissionDenied;
+    error.message = format!(
+        "{} (after the host's policy denied: {})",
+        error.message,
+        denials.join("; ")
+    );
+    match &mut error.details {
+        Some(serde_json::Value::Object(details)) => {
+            details.insert("denied".into(), json!(denials));
+        }
+        details @ None => *details = Some(json!({ "denied": denials })),
+        Some(_) => {}
     }
 }
 

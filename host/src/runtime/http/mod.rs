@@ -50,6 +50,7 @@ use http::uri::Scheme;
 use http_body_util::BodyExt as _;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
+use tracing::Instrument as _;
 use wasmtime_wasi_http::p2::bindings::http::types::ErrorCode;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
@@ -346,7 +347,10 @@ impl WasiHttpHooks for HttpCall {
             scrubber,
         };
         let (gate, who, usage) = (self.gate.clone(), self.who.clone(), self.usage.clone());
-        Box::new(send(gate, who, usage, target, request, timeouts))
+        // wasmtime-wasi-http runs this in a task of its own: in the call's span.
+        Box::new(
+            send(gate, who, usage, target, request, timeouts).instrument(tracing::Span::current()),
+        )
     }
 }
 
