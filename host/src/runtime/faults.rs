@@ -4,7 +4,7 @@
 //! |---|---|
 //! | the deadline passed (epoch or wall clock), or the fuel ran out | `timeout` |
 //! | a budget was hit (`memory_mib`, `max_resources`, ...: named in details as `budget`), the stack overflowed, the pool was full | `resource_limit` |
-//! | the guest trapped after the policy denied it a capability | `permission_denied` |
+//! | the guest trapped after the policy denied it a capability (or returned `tool_error` after it: `plugin.rs`) | `permission_denied` |
 //! | any other trap or panic, a malformed result | `tool_error` |
 //!
 //! Every fault result names the plugin and the tool in its details, with the trap
