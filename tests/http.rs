@@ -600,7 +600,12 @@ impl Policy {
         let logged = |host: &Host| {
             host.log_lines()
                 .iter()
-                .filter(|l| l.contains("network_denied") && l.contains(url_part))
+                // In the call's span, so the caller's callId finds it.
+                .filter(|l| {
+                    l.contains("network_denied")
+                        && l.contains(url_part)
+                        && l.contains("call{call_id=")
+                })
                 .count()
         };
         let before = logged(&self.host);
@@ -624,7 +629,7 @@ impl Policy {
         while logged(&self.host) < before + 2 {
             assert!(
                 Instant::now() < deadline,
-                "two log lines with error.type network_denied naming {url_part}; the log:\n{}",
+                "two log lines with error.type network_denied naming {url_part}, in the call's span; the log:\n{}",
                 self.host.log_lines().join("\n")
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
