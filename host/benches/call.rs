@@ -50,7 +50,14 @@ fn root() -> PathBuf {
 }
 
 fn calc() -> PathBuf {
-    let path = root().join("guest-examples/target/wasm32-wasip2/release/calc.wasm");
+    example("calc")
+}
+
+/// The built Rust example `name`.
+fn example(name: &str) -> PathBuf {
+    let path = root().join(format!(
+        "guest-examples/target/wasm32-wasip2/release/{name}.wasm"
+    ));
     assert!(
         path.exists(),
         "{} is missing: run `make guests` first",
@@ -71,12 +78,17 @@ struct Host {
 }
 
 async fn host(pooling: bool) -> Host {
-    let toml = format!(
+    host_of(&format!(
         "[host]\nallocator = \"{}\"\n[[plugin]]\npath = \"{}\"\n",
         if pooling { "pooling" } else { "on-demand" },
         calc().display()
-    );
-    let config = Config::parse(&toml, Path::new("bench.toml"), Path::new("")).expect("config");
+    ))
+    .await
+}
+
+/// The catalog and mapper of the configuration `toml`.
+async fn host_of(toml: &str) -> Host {
+    let config = Config::parse(toml, Path::new("bench.toml"), Path::new("")).expect("config");
     let settings = EngineSettings {
         pooling: config.host.pooling,
         fuel: false,
@@ -298,35 +310,12 @@ fn local_server(close: bool) -> std::net::SocketAddr {
     addr
 }
 
-fn http_probe() -> PathBuf {
-    let path = root().join("guest-examples/target/wasm32-wasip2/release/http_probe.wasm");
-    assert!(
-        path.exists(),
-        "{} is missing: run `make guests` first",
-        path.display()
-    );
-    path
-}
-
 async fn http_host(rule: &str) -> Host {
-    let toml = format!(
+    host_of(&format!(
         "[[plugin]]\npath = \"{}\"\n[plugin.policy]\nhttp = [\"{rule}\"]\n",
-        http_probe().display()
-    );
-    let config = Config::parse(&toml, Path::new("bench.toml"), Path::new("")).expect("config");
-    let settings = EngineSettings {
-        pooling: config.host.pooling,
-        fuel: false,
-        max_memory_bytes: 64 << 20,
-    };
-    let runtime =
-        Runtime::new(settings, root().join("target/bench/compile-cache")).expect("an engine");
-    let catalog = Catalog::load(&config, &runtime).await.expect("the catalog");
-    Host {
-        catalog,
-        mapper: Mapper::default(),
-        runtime,
-    }
+        example("http_probe").display()
+    ))
+    .await
 }
 
 /// One call of `tool` rendered for MCP, as [`toolhost_call`]; panics on a
