@@ -919,9 +919,8 @@ async fn request_over_budget(p: &Policy) {
         )
         .await;
     assert_eq!(success(&within)["body"], body.as_str());
-    let received = p.https.requests_with("case=body-within");
-    assert_eq!(received.len(), 1);
-    assert_eq!(received[0].body.len(), body.len());
+    let received = p.https.the_request_with("case=body-within");
+    assert_eq!(received.body.len(), body.len());
 }
 
 async fn deadline(p: &Policy) {
@@ -1177,14 +1176,13 @@ async fn bound_destination(s: &Secrets) {
     assert_eq!(data["status"], 200, "{answer}");
     let body: Value = serde_json::from_str(data["body"].as_str().unwrap()).unwrap();
     assert_eq!(body["authorization"], "present");
-    let received = s.https.requests_with("case=bound");
-    assert_eq!(received.len(), 1);
+    let received = s.https.the_request_with("case=bound");
     assert_eq!(
-        received[0].header("authorization"),
+        received.header("authorization"),
         Some(format!("Bearer {}", s.token)),
         "the value replaces the placeholder inside the header's value"
     );
-    assert_eq!(received[0].header("x-api-key"), Some(s.token.clone()));
+    assert_eq!(received.header("x-api-key"), Some(s.token.clone()));
     s.assert_no_value("the result", &answer.to_string());
 }
 
@@ -1202,10 +1200,9 @@ async fn bound_by_method(s: &Secrets) {
             )
             .await;
         assert_eq!(success(&answer)["status"], 200, "{answer}");
-        let received = s.http.requests_with(marker);
-        assert_eq!(received.len(), 1);
+        let received = s.http.the_request_with(marker);
         assert_eq!(
-            received[0].header("x-token"),
+            received.header("x-token"),
             Some(expected),
             "{method}: the value only for the bound method"
         );
@@ -1227,10 +1224,9 @@ async fn bound_by_path(s: &Secrets) {
             )
             .await;
         assert_eq!(code(&answer), None, "{answer}");
-        let received = s.https.requests_with(marker);
-        assert_eq!(received.len(), 1);
+        let received = s.https.the_request_with(marker);
         assert_eq!(
-            received[0].header("x-token"),
+            received.header("x-token"),
             Some(expected),
             "{path}: the value only under the bound path"
         );
@@ -1247,10 +1243,9 @@ async fn unbound_destination(s: &Secrets) {
         )
         .await;
     assert_eq!(success(&answer)["status"], 200, "{answer}");
-    let received = s.http.requests_with("case=unbound");
-    assert_eq!(received.len(), 1);
+    let received = s.http.the_request_with("case=unbound");
     assert_eq!(
-        received[0].header("authorization"),
+        received.header("authorization"),
         Some(format!("Bearer {token}")),
         "an unbound destination gets the placeholder"
     );
@@ -1267,10 +1262,9 @@ async fn another_plugin(s: &Secrets) {
         )
         .await;
     assert_eq!(success(&answer)["status"], 200, "{answer}");
-    let received = s.https.requests_with("case=other-plugin");
-    assert_eq!(received.len(), 1);
+    let received = s.https.the_request_with("case=other-plugin");
     assert_eq!(
-        received[0].header("authorization"),
+        received.header("authorization"),
         Some(format!("Bearer {token}"))
     );
 }
@@ -1286,10 +1280,9 @@ async fn reflected(s: &Secrets) {
         )
         .await;
     let data = success(&answer);
-    let received = s.https.requests_with("case=reflect");
-    assert_eq!(received.len(), 1);
+    let received = s.https.the_request_with("case=reflect");
     assert_eq!(
-        received[0].header("authorization"),
+        received.header("authorization"),
         Some(format!("Bearer {}", s.token)),
         "the destination got the value"
     );
@@ -1326,15 +1319,14 @@ async fn another_process(s: &Secrets) {
     )
     .await;
     assert_eq!(code(&answer), None, "{answer}");
-    let received = s.https.requests_with("case=second-process");
-    assert_eq!(received.len(), 1);
+    let received = s.https.the_request_with("case=second-process");
     assert_eq!(
-        received[0].header("authorization"),
+        received.header("authorization"),
         Some(format!("Bearer {token}")),
         "another process's placeholder is not replaced"
     );
     assert_eq!(
-        received[0].header("x-theirs"),
+        received.header("x-theirs"),
         Some(s.token.clone()),
         "the second process replaces its own"
     );
@@ -1352,10 +1344,9 @@ async fn in_the_url(s: &Secrets) {
         )
         .await;
     assert_eq!(success(&answer)["status"], 200, "{answer}");
-    let received = s.https.requests_with("case=url");
-    assert_eq!(received.len(), 1);
+    let received = s.https.the_request_with("case=url");
     assert_eq!(
-        received[0].target,
+        received.target,
         format!("/echo?case=url&token={token}"),
         "the URL carries the placeholder"
     );
@@ -1378,16 +1369,15 @@ async fn in_the_body(s: &Secrets) {
     let data = success(&answer);
     // The echoed body comes back into the result: the placeholder.
     assert_eq!(data["body"], body.as_str(), "{answer}");
-    let received = s.https.requests_with("case=body");
-    assert_eq!(received.len(), 1);
+    let received = s.https.the_request_with("case=body");
     assert_eq!(
-        &received[0].body[..],
+        &received.body[..],
         body.as_bytes(),
         "the body carries the placeholder"
     );
     // The header of the same request to the bound destination: the value.
     assert_eq!(
-        received[0].header("authorization"),
+        received.header("authorization"),
         Some(format!("Bearer {}", s.token))
     );
     s.assert_no_value("the result", &answer.to_string());

@@ -204,6 +204,23 @@ impl WebServer {
             .collect()
     }
 
+    /// The one request whose target contains `marker`.
+    ///
+    /// # Panics
+    ///
+    /// When there is none or more than one, naming everything received.
+    #[track_caller]
+    pub fn the_request_with(&self, marker: &str) -> Recorded {
+        let mut found = self.requests_with(marker);
+        assert_eq!(
+            found.len(),
+            1,
+            "one request with {marker:?}; received:\n{}",
+            self.received_text()
+        );
+        found.remove(0)
+    }
+
     /// Everything received so far, as one text.
     pub fn received_text(&self) -> String {
         self.requests()
