@@ -450,8 +450,10 @@ fn policy_to_check(
             .map(|plugin| (plugin, None))
             .map_err(|e| e.to_string());
     };
-    let mut config = Config::load(file).map_err(|e| e.to_string())?;
-    toolhost::config::grants::check(&mut config, Some(file)).map_err(|e| e.to_string())?;
+    let config = load_config(&Source {
+        config: Some(file.to_path_buf()),
+        plugins: Vec::new(),
+    })?;
     let wanted =
         std::fs::canonicalize(component).map_err(|e| format!("{}: {e}", component.display()))?;
     let ca = config.host.http_ca_file.clone();
