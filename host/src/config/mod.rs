@@ -485,10 +485,7 @@ fn plugin_config(
         ));
     }
     if let Some(prefix) = &prefix
-        && (prefix.is_empty()
-            || !prefix
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'))
+        && !is_plain_name(prefix)
     {
         return Err(ConfigError::new(
             file,
@@ -505,6 +502,15 @@ fn plugin_config(
         secrets: Vec::new(),
         source: file.to_path_buf(),
     })
+}
+
+/// Whether `text` is a name of letters, digits, `_` and `-`, not empty (a tool
+/// name's prefix, a secret's name).
+fn is_plain_name(text: &str) -> bool {
+    !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 /// Every `.wasm` in `dir`, each with its sidecar `<stem>.toml` if there is one.

@@ -70,11 +70,7 @@ pub(super) fn check(
     for i in 0..secrets.len() {
         let secret = &secrets[i];
         let name = secret.name.as_str();
-        if name.is_empty()
-            || !name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-        {
+        if !super::is_plain_name(name) {
             return Err(error(
                 name,
                 "the name may hold only letters, digits, '_' and '-' (the guest asks for get-config(\"secret:<name>\"))".into(),
