@@ -76,20 +76,24 @@ fn render_everywhere(host: &TestHost, tool: &str, result: &toolhost::result::Too
     ctx.output_schema = schema.as_ref();
     for revision in Revision::ALL {
         for mode in OutputMode::ALL {
-            let out = Mapper::default().render_inline(result, Target::Mcp { revision, mode }, &ctx);
+            let out = Mapper::default()
+                .render_inline(result, Target::Mcp { revision, mode }, &ctx)
+                .to_value();
             if let Err(errors) = schemas.check_call_tool_result(revision, &out) {
                 panic!("{tool} on {revision} {mode:?}: {errors}\n{out:#}");
             }
         }
     }
-    Mapper::default().render_inline(
-        result,
-        Target::Mcp {
-            revision: Revision::V2026_07_28,
-            mode: OutputMode::Compat,
-        },
-        &ctx,
-    )
+    Mapper::default()
+        .render_inline(
+            result,
+            Target::Mcp {
+                revision: Revision::V2026_07_28,
+                mode: OutputMode::Compat,
+            },
+            &ctx,
+        )
+        .to_value()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -99,7 +103,7 @@ async fn hello_greets_with_the_granted_greeting_and_reports_progress() {
     let (sender, mut events) = toolhost::runtime::event_channel();
     let result = host
         .catalog
-        .call(
+        .call_named(
             "hello",
             Some(&json!({"name": "Ada"})),
             &Caller::local(),
@@ -155,14 +159,16 @@ async fn calc_returns_structured_and_list_data_and_refuses_bad_input() {
         .clone();
     let mut ctx = RenderContext::new("range", jiff::Timestamp::now());
     ctx.output_schema = schema.as_ref();
-    let old = Mapper::default().render_inline(
-        &range,
-        Target::Mcp {
-            revision: Revision::V2025_11_25,
-            mode: OutputMode::Spec,
-        },
-        &ctx,
-    );
+    let old = Mapper::default()
+        .render_inline(
+            &range,
+            Target::Mcp {
+                revision: Revision::V2025_11_25,
+                mode: OutputMode::Spec,
+            },
+            &ctx,
+        )
+        .to_value();
     assert_eq!(
         old["structuredContent"],
         json!({"result": [2, 3, 4]}),
@@ -268,7 +274,8 @@ async fn bulk_results_are_offloaded_by_the_mapper() {
         )
         .await;
     assert!(rendered.offloaded);
-    let link = rendered.value["content"]
+    let value = rendered.rendering.to_value();
+    let link = value["content"]
         .as_array()
         .unwrap()
         .iter()
@@ -377,7 +384,7 @@ async fn unknown_tools_are_not_results() {
     let host = host(data.path()).await;
     let outcome = host
         .catalog
-        .call("no_such_tool", None, &Caller::local(), "r", None)
+        .call_named("no_such_tool", None, &Caller::local(), "r", None)
         .await;
     assert!(outcome.is_err());
 }

@@ -1,7 +1,10 @@
 //! The golden render matrix: every sample result through every renderer, revision
 //! and mode, compared byte for byte with the checked-in file under
-//! `tests/golden/<sample>/<target>.json`. Every MCP rendering is also validated
-//! against the official JSON schema of its revision (`CallToolResult`).
+//! `tests/golden/<sample>/<target>.json`. A file holds the exact bytes a client
+//! receives (for MCP, the `result` member of the JSON-RPC response as rmcp writes
+//! it; `tests/wire.rs` checks that against running servers), then a newline.
+//! Every MCP rendering is also validated against the official JSON schema of its
+//! revision (`CallToolResult`).
 //!
 //! To regenerate after an intended change: `TOOLHOST_BLESS=1 make test`, then
 //! review `git diff tests/golden` before committing: the diff *is* the change in
@@ -12,7 +15,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use toolhost::render::{RenderContext, Target};
+use toolhost::render::{RenderContext, ServerInfo, Target};
 use toolhost::samples;
 
 fn golden_dir() -> PathBuf {
@@ -35,15 +38,20 @@ async fn golden_matrix() {
             let mut ctx = RenderContext::new(sample.name, samples::render_time());
             ctx.output_schema = sample.output_schema.as_ref();
             ctx.request_id = "req-1";
+            ctx.server = Some(ServerInfo {
+                name: "toolhost",
+                version: env!("CARGO_PKG_VERSION"),
+            });
             let rendered = mapper.render(&sample.result, target, &ctx).await;
-            let text = serde_json::to_string_pretty(&rendered.value).unwrap() + "\n";
+            let text = rendered.rendering.to_json() + "\n";
             let path = golden_dir()
                 .join(sample.name)
                 .join(format!("{target}.json"));
             expected_files.insert(path.clone());
 
             if let Target::Mcp { revision, .. } = target
-                && let Err(errors) = schemas.check_call_tool_result(revision, &rendered.value)
+                && let Err(errors) =
+                    schemas.check_call_tool_result(revision, &rendered.rendering.to_value())
             {
                 invalid.push(format!("{}: {errors}", path.display()));
             }
@@ -53,7 +61,11 @@ async fn golden_matrix() {
             } else {
                 match std::fs::read_to_string(&path) {
                     Ok(golden) if golden == text => {}
-                    Ok(_) => mismatches.push(format!("{} differs", path.display())),
+                    Ok(golden) => mismatches.push(format!(
+                        "{} differs from byte {}",
+                        path.display(),
+                        first_difference(&golden, &text)
+                    )),
                     Err(e) => mismatches.push(format!("{} cannot be read: {e}", path.display())),
                 }
             }
@@ -106,4 +118,16 @@ fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
         }
     }
     files
+}
+
+/// Where `a` and `b` first differ, with a little of each from there.
+fn first_difference(a: &str, b: &str) -> String {
+    let at = a
+        .bytes()
+        .zip(b.bytes())
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.len().min(b.len()));
+    let from = at.saturating_sub(20);
+    let show = |s: &str| s.get(from..(at + 40).min(s.len())).unwrap_or("").to_owned();
+    format!("{at}: golden {:?}, now {:?}", show(a), show(b))
 }

@@ -62,10 +62,7 @@ async fn renderings(host: &TestHost, tool: &str, result: &ToolResult) -> Vec<(St
         ctx.output_schema = schema.as_ref();
         ctx.request_id = "req-1";
         let rendered = mapper.render(result, target, &ctx).await;
-        out.push((
-            target.to_string(),
-            serde_json::to_string(&rendered.value).unwrap(),
-        ));
+        out.push((target.to_string(), rendered.rendering.to_json()));
     }
     out
 }
@@ -229,7 +226,7 @@ async fn js_and_python_tools_return_checked_data_coded_errors_and_events() {
         let (sender, mut events) = toolhost::runtime::event_channel();
         let counted = host
             .catalog
-            .call(
+            .call_named(
                 "countdown",
                 Some(&json!({"from": 3})),
                 &Caller::local(),

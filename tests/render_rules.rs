@@ -31,11 +31,13 @@ fn is_error_is_set_on_failures_only() {
     let mapper = Mapper::default();
     for sample in samples::all() {
         for (revision, mode) in mcp_targets() {
-            let out = mapper.render_inline(
-                &sample.result,
-                Target::Mcp { revision, mode },
-                &ctx(&sample),
-            );
+            let out = mapper
+                .render_inline(
+                    &sample.result,
+                    Target::Mcp { revision, mode },
+                    &ctx(&sample),
+                )
+                .to_value();
             let expected = sample.result.is_failure().then_some(json!(true));
             assert_eq!(
                 out.get("isError").cloned(),
@@ -52,11 +54,13 @@ fn structured_content_has_the_shape_each_revision_allows() {
     let mapper = Mapper::default();
     for sample in samples::all() {
         for (revision, mode) in mcp_targets() {
-            let out = mapper.render_inline(
-                &sample.result,
-                Target::Mcp { revision, mode },
-                &ctx(&sample),
-            );
+            let out = mapper
+                .render_inline(
+                    &sample.result,
+                    Target::Mcp { revision, mode },
+                    &ctx(&sample),
+                )
+                .to_value();
             let structured = out.get("structuredContent");
             let which = format!("{} on {revision} {mode:?}", sample.name);
             match (revision, sample.result.data()) {
@@ -89,8 +93,9 @@ fn result_type_only_on_the_stateless_revision() {
     let mapper = Mapper::default();
     let sample = &samples::all()[0];
     for (revision, mode) in mcp_targets() {
-        let out =
-            mapper.render_inline(&sample.result, Target::Mcp { revision, mode }, &ctx(sample));
+        let out = mapper
+            .render_inline(&sample.result, Target::Mcp { revision, mode }, &ctx(sample))
+            .to_value();
         assert_eq!(
             out.get("resultType").is_some(),
             revision == Revision::V2026_07_28,
@@ -105,14 +110,16 @@ fn compat_text_block_is_the_legacy_envelope() {
     for sample in samples::all() {
         let envelope = legacy::envelope_text(&sample.result, &ctx(&sample));
         for revision in Revision::ALL {
-            let out = mapper.render_inline(
-                &sample.result,
-                Target::Mcp {
-                    revision,
-                    mode: OutputMode::Compat,
-                },
-                &ctx(&sample),
-            );
+            let out = mapper
+                .render_inline(
+                    &sample.result,
+                    Target::Mcp {
+                        revision,
+                        mode: OutputMode::Compat,
+                    },
+                    &ctx(&sample),
+                )
+                .to_value();
             assert_eq!(
                 out["content"][0]["text"],
                 json!(envelope),
@@ -139,7 +146,9 @@ fn spec_mode_sends_plain_data_then_summary_and_metadata_blocks() {
         result,
         output_schema: None,
     };
-    let out = mapper.render_inline(&sample.result, target, &ctx(&sample));
+    let out = mapper
+        .render_inline(&sample.result, target, &ctx(&sample))
+        .to_value();
     let texts: Vec<&str> = out["content"]
         .as_array()
         .unwrap()
@@ -153,7 +162,9 @@ fn spec_mode_sends_plain_data_then_summary_and_metadata_blocks() {
 
     // A result without data sends no data block.
     let no_data = ToolResult::success(None).summary("done").build();
-    let out = mapper.render_inline(&no_data, target, &ctx(&sample));
+    let out = mapper
+        .render_inline(&no_data, target, &ctx(&sample))
+        .to_value();
     assert_eq!(out["content"][0]["text"], json!("done"));
     assert_eq!(out["content"].as_array().unwrap().len(), 2);
 }
@@ -252,7 +263,9 @@ fn no_part_is_dropped_by_any_renderer() {
         output_schema: None,
     };
     for target in Target::all() {
-        let out = mapper.render_inline(&sample.result, target, &ctx(&sample));
+        let out = mapper
+            .render_inline(&sample.result, target, &ctx(&sample))
+            .to_value();
         // Look through the text of nested JSON strings too (the compat text block).
         let text = out.to_string().replace("\\\"", "\"");
         for marker in &markers {
@@ -269,6 +282,7 @@ fn no_part_is_dropped_by_any_renderer() {
     for target in Target::all() {
         let out = mapper
             .render_inline(&failure, target, &ctx(&sample))
+            .to_value()
             .to_string();
         for marker in ["MESSAGE-MARKER", "DETAILS-MARKER", "not_found"] {
             assert!(out.contains(marker), "{target} dropped {marker}: {out}");
@@ -287,11 +301,13 @@ fn every_mcp_rendering_of_every_part_passes_the_official_schema() {
         output_schema: None,
     };
     for (revision, mode) in mcp_targets() {
-        let out = Mapper::default().render_inline(
-            &sample.result,
-            Target::Mcp { revision, mode },
-            &ctx(&sample),
-        );
+        let out = Mapper::default()
+            .render_inline(
+                &sample.result,
+                Target::Mcp { revision, mode },
+                &ctx(&sample),
+            )
+            .to_value();
         if let Err(errors) = schemas.check_call_tool_result(revision, &out) {
             panic!("{revision} {mode:?}: {errors}\n{out:#}");
         }
@@ -326,11 +342,9 @@ fn meta_keys_follow_the_key_rules_and_avoid_reserved_prefixes() {
     });
     for sample in &all {
         for (revision, mode) in mcp_targets() {
-            let out = Mapper::default().render_inline(
-                &sample.result,
-                Target::Mcp { revision, mode },
-                &ctx(sample),
-            );
+            let out = Mapper::default()
+                .render_inline(&sample.result, Target::Mcp { revision, mode }, &ctx(sample))
+                .to_value();
             let mut found = Vec::new();
             keys(&out, &mut found);
             for key in found {
@@ -367,11 +381,11 @@ async fn size_limit_applies_to_the_whole_rendering_at_the_boundary() {
         output_schema: None,
     };
     for target in Target::all() {
-        let size = toolhost::render::json_size(&Mapper::default().render_inline(
-            &sample.result,
-            target,
-            &ctx(&sample),
-        ));
+        let size = toolhost::render::json_size(
+            &Mapper::default()
+                .render_inline(&sample.result, target, &ctx(&sample))
+                .to_value(),
+        );
         for (limit, offloaded) in [(size + 1, false), (size, false), (size - 1, true)] {
             let store = Arc::new(common::store());
             let mapper = Mapper::new(SizeLimits::uniform(limit), Some(store.clone()));
@@ -386,7 +400,7 @@ async fn size_limit_applies_to_the_whole_rendering_at_the_boundary() {
                 rendered.size()
             );
             if offloaded {
-                let text = rendered.value.to_string();
+                let text = rendered.rendering.to_value().to_string();
                 let uri_start = text
                     .find("toolhost://results/")
                     .expect("the link is rendered");
@@ -416,7 +430,8 @@ async fn stored_results_are_bound_to_the_principal() {
     let mut ctx = RenderContext::new("t", samples::render_time());
     ctx.principal = Some("alice");
     let rendered = mapper.render(&result, Target::Legacy, &ctx).await;
-    let uri = rendered.value["_meta"]["resourceUri"].as_str().unwrap();
+    let value = rendered.rendering.to_value();
+    let uri = value["_meta"]["resourceUri"].as_str().unwrap();
     assert_eq!(common::read_back(&store, uri, Some("alice")), Some(result));
     assert_eq!(common::read_back(&store, uri, Some("bob")), None);
     assert_eq!(common::read_back(&store, uri, None), None);
@@ -444,8 +459,8 @@ async fn parts_too_large_stay_behind_in_the_store_with_a_note() {
         );
         assert!(
             rendered
-                .value
-                .to_string()
+                .rendering
+                .to_json()
                 .contains("content part(s) of this result are in the stored result"),
             "{target}"
         );
@@ -468,6 +483,7 @@ fn summary_and_generated_time_are_never_lost() {
     for target in Target::all() {
         let out = mapper
             .render_inline(&sample.result, target, &ctx(&sample))
+            .to_value()
             .to_string();
         assert!(
             out.contains(at),
@@ -547,22 +563,26 @@ fn legacy_mode_sends_the_envelope_alone() {
         output_schema: None,
     };
     for revision in Revision::ALL {
-        let legacy = Mapper::default().render_inline(
-            &sample.result,
-            Target::Mcp {
-                revision,
-                mode: OutputMode::Legacy,
-            },
-            &ctx(&sample),
-        );
-        let compat = Mapper::default().render_inline(
-            &sample.result,
-            Target::Mcp {
-                revision,
-                mode: OutputMode::Compat,
-            },
-            &ctx(&sample),
-        );
+        let legacy = Mapper::default()
+            .render_inline(
+                &sample.result,
+                Target::Mcp {
+                    revision,
+                    mode: OutputMode::Legacy,
+                },
+                &ctx(&sample),
+            )
+            .to_value();
+        let compat = Mapper::default()
+            .render_inline(
+                &sample.result,
+                Target::Mcp {
+                    revision,
+                    mode: OutputMode::Compat,
+                },
+                &ctx(&sample),
+            )
+            .to_value();
         let blocks = legacy["content"].as_array().unwrap();
         assert_eq!(blocks.len(), 1, "{revision}");
         assert_eq!(
@@ -612,7 +632,9 @@ fn strings_that_are_not_uris_never_reach_a_uri_field() {
         .build();
     let ctx = RenderContext::new("links", samples::render_time());
     for (revision, mode) in mcp_targets() {
-        let out = Mapper::default().render_inline(&result, Target::Mcp { revision, mode }, &ctx);
+        let out = Mapper::default()
+            .render_inline(&result, Target::Mcp { revision, mode }, &ctx)
+            .to_value();
         if let Err(errors) = schemas.check_call_tool_result(revision, &out) {
             panic!("{revision} {mode:?}: {errors}\n{out:#}");
         }

@@ -343,7 +343,7 @@ async fn the_deadline_fires_even_after_the_runtime_is_dropped() {
     let TestHost { catalog, runtime } = fixture.host().await;
     drop(runtime);
     let caller = toolhost::catalog::Caller::local();
-    let call = catalog.call("spin", None, &caller, "r", None);
+    let call = catalog.call_named("spin", None, &caller, "r", None);
     let result = tokio::time::timeout(std::time::Duration::from_secs(30), call)
         .await
         .expect("the deadline fired")

@@ -159,7 +159,9 @@ async fn offload_at_the_limit_boundary_reads_back_identical_on_both_stores() {
         let store = place.open().await;
         for target in Target::all() {
             let ctx = ctx(Some("alice"));
-            let size = json_size(&Mapper::default().render_inline(&result, target, &ctx));
+            let size = Mapper::default()
+                .render_inline(&result, target, &ctx)
+                .size();
             // (limit, rendering size - limit, offloaded)
             for (limit, offloaded) in [(size + 1, false), (size, false), (size - 1, true)] {
                 let mapper = Mapper::new(SizeLimits::uniform(limit), Some(store.shared()));
@@ -169,13 +171,13 @@ async fn offload_at_the_limit_boundary_reads_back_identical_on_both_stores() {
                 assert!(rendered.size() <= limit, "{what}: sent {}", rendered.size());
                 if offloaded {
                     let back = store
-                        .get(&link_in(&rendered.value), Some("alice"))
+                        .get(&link_in(&rendered.rendering.to_value()), Some("alice"))
                         .await
                         .unwrap_or_else(|| panic!("{what}: the link does not read"));
                     assert_eq!(back, result, "{what}");
                     assert_eq!(serde_json::to_string(back.data().unwrap()).unwrap(), data);
                     assert!(
-                        !rendered.value.to_string().contains("299,"),
+                        !rendered.rendering.to_value().to_string().contains("299,"),
                         "{what}: the data travelled inline too"
                     );
                 }
@@ -193,7 +195,7 @@ async fn only_a_valid_unexpired_link_of_the_same_principal_reads() {
         let rendered = mapper
             .render(&rows(2_000), Target::Legacy, &ctx(Some("alice")))
             .await;
-        let uri = rendered.value["_meta"]["resourceUri"]
+        let uri = rendered.rendering.to_value()["_meta"]["resourceUri"]
             .as_str()
             .unwrap()
             .to_owned();

@@ -68,13 +68,18 @@ async fn a_legacy_envelope_answer_goes_through_the_parser_and_the_mapper() {
     let legacy = Mapper::default()
         .render(&result, Target::Legacy, &ctx)
         .await
-        .value;
+        .rendering
+        .to_value();
     assert_eq!(legacy["success"], true);
     assert_eq!(legacy["data"]["orderId"], "A-1001");
     let schemas = common::McpSchemas::load();
     for target in Target::all() {
         if let Target::Mcp { revision, .. } = target {
-            let rendered = Mapper::default().render(&result, target, &ctx).await.value;
+            let rendered = Mapper::default()
+                .render(&result, target, &ctx)
+                .await
+                .rendering
+                .to_value();
             schemas
                 .check(revision, "CallToolResult", &rendered)
                 .unwrap_or_else(|e| panic!("{target}: {e}"));

@@ -34,7 +34,9 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use toolhost::catalog::{Caller, Catalog};
 use toolhost::config::Config;
-use toolhost::render::{Mapper, OutputMode, RenderContext, Revision, SizeLimits, Target};
+use toolhost::render::{
+    Mapper, OutputMode, RenderContext, Revision, ServerInfo, SizeLimits, Target,
+};
 use toolhost::result::wit::plugin::PluginPre;
 use toolhost::result::wit::wit_types;
 use toolhost::result::{ContentPart, ToolResult};
@@ -104,21 +106,28 @@ async fn host_of(toml: &str) -> Host {
     }
 }
 
-async fn toolhost_call(host: &Host, args: &Value) -> Value {
+async fn toolhost_call(host: &Host, args: &Value) -> String {
     let tool = host.catalog.tool("add").expect("add");
     let result = host
         .catalog
-        .call("add", Some(args), &Caller::local(), "1", None)
-        .await
-        .expect("known tool");
+        .call(tool, Some(args), &Caller::local(), "1", None)
+        .await;
     let mut ctx = RenderContext::new("add", jiff::Timestamp::now());
     ctx.output_schema = tool.descriptor.output_schema.as_ref();
     ctx.request_id = "1";
+    ctx.server = Some(SERVER);
     let rendered = host.mapper.render(&result, TARGET, &ctx).await;
-    let text = serde_json::to_string(&rendered.value).expect("json");
+    // What rmcp writes into the response: the rendering serialized once.
+    let text = rendered.rendering.to_json();
     assert!(text.contains("\"sum\"") || text.contains('5'), "{text}");
-    rendered.value
+    text
 }
+
+/// The server a 2026-07-28 result names, as the MCP edge passes it.
+const SERVER: ServerInfo<'static> = ServerInfo {
+    name: "toolhost",
+    version: env!("CARGO_PKG_VERSION"),
+};
 
 /// The state of the floor's store: an empty WASI context.
 struct Floor {
@@ -240,17 +249,33 @@ fn render(c: &mut Criterion) {
     let sizes = [("1KB", 1_000), ("24KB", 24_000), ("1MB", 1_000_000)];
     // Without a limit: the mapper renders everything inline.
     let mapper = Mapper::new(SizeLimits::uniform(usize::MAX), None);
-    let ctx = RenderContext::new("bench", jiff::Timestamp::now());
+    let mut ctx = RenderContext::new("bench", jiff::Timestamp::now());
+    ctx.server = Some(SERVER);
     for (label, bytes) in sizes {
         let result = result_of(bytes);
         let mut group = c.benchmark_group(format!("render/{label}"));
         if bytes > 100_000 {
             group.sample_size(10);
         }
+        // The floor: the data alone written once as compact JSON.
+        let data = result.data().expect("data");
+        group.bench_function("floor", |b| {
+            b.iter(|| {
+                let mut out = Vec::with_capacity(bytes);
+                serde_json::to_writer(&mut out, data).expect("json");
+                out
+            })
+        });
+        // Each target to the bytes a client receives.
         for target in Target::all() {
             group.bench_function(target.to_string(), |b| {
-                b.to_async(&rt)
-                    .iter(|| mapper.render(&result, target, &ctx))
+                b.to_async(&rt).iter(|| async {
+                    mapper
+                        .render(&result, target, &ctx)
+                        .await
+                        .rendering
+                        .to_json()
+                })
             });
         }
         group.finish();
@@ -320,19 +345,20 @@ async fn http_host(rule: &str) -> Host {
 
 /// One call of `tool` rendered for MCP, as [`toolhost_call`]; panics on a
 /// failure, and checks the answer holds `expect`.
-async fn probe_call(host: &Host, tool: &str, args: &Value, expect: &str) -> Value {
+async fn probe_call(host: &Host, name: &str, args: &Value, expect: &str) -> String {
+    let tool = host.catalog.tool(name).expect("known tool");
     let result = host
         .catalog
         .call(tool, Some(args), &Caller::local(), "1", None)
-        .await
-        .expect("known tool");
+        .await;
     assert!(result.error().is_none(), "{result:?}");
-    let mut ctx = RenderContext::new(tool, jiff::Timestamp::now());
+    let mut ctx = RenderContext::new(name, jiff::Timestamp::now());
     ctx.request_id = "1";
+    ctx.server = Some(SERVER);
     let rendered = host.mapper.render(&result, TARGET, &ctx).await;
-    let text = serde_json::to_string(&rendered.value).expect("json");
+    let text = rendered.rendering.to_json();
     assert!(text.contains(expect), "{text}");
-    rendered.value
+    text
 }
 
 async fn native_get(client: &reqwest::Client, url: &str) -> usize {

@@ -365,18 +365,12 @@ impl Catalog {
         self.by_name.get(name).map(|&i| &self.tools[i])
     }
 
-    /// Calls `name` with `arguments` (absent means `{}`) for `caller`. The result
-    /// carries the call's duration. Each call gets a random id: every log line
-    /// of the call carries it (the `call` span), and the details of a failure
-    /// the host made (a fault, a webhook's failure, a schema violation) name it
-    /// as `"callId"`, so the caller can quote it and the operator find the full
-    /// detail the caller is not shown. A failure the tool returned keeps its
-    /// details as the tool gave them.
+    /// Calls `name`: looks the tool up, then [`Catalog::call`].
     ///
     /// # Errors
     ///
     /// [`UnknownTool`] when there is no such tool; everything else is a result.
-    pub async fn call(
+    pub async fn call_named(
         &self,
         name: &str,
         arguments: Option<&Value>,
@@ -387,6 +381,25 @@ impl Catalog {
         let tool = self
             .tool(name)
             .ok_or_else(|| UnknownTool(name.to_owned()))?;
+        Ok(self.call(tool, arguments, caller, request_id, events).await)
+    }
+
+    /// Calls `tool`, one of this catalog's (the caller looked it up once, with
+    /// [`Catalog::tool`]), with `arguments` (absent means `{}`) for `caller`. The
+    /// result carries the call's duration. Each call gets a random id: every log
+    /// line of the call carries it (the `call` span), and the details of a
+    /// failure the host made (a fault, a webhook's failure, a schema violation)
+    /// name it as `"callId"`, so the caller can quote it and the operator find the
+    /// full detail the caller is not shown. A failure the tool returned keeps its
+    /// details as the tool gave them.
+    pub async fn call(
+        &self,
+        tool: &Tool,
+        arguments: Option<&Value>,
+        caller: &Caller,
+        request_id: &str,
+        events: Option<EventSender>,
+    ) -> ToolResult {
         let call_id = new_call_id();
         // At level ERROR, so the span (and its id) is on whatever the filter
         // lets through; the events inside keep their own levels.
@@ -399,13 +412,13 @@ impl Catalog {
             // Milliseconds to the microsecond: most calls take well under one.
             let duration_ms = (started.elapsed().as_micros() as f64) / 1000.0;
             tracing::info!(
-                tool = name,
+                tool = tool.name.as_str(),
                 plugin = tool.provider.name(),
                 duration_ms,
                 failed = result.is_failure(),
                 "call"
             );
-            Ok(result.into_builder().duration_ms(duration_ms).build())
+            result.into_builder().duration_ms(duration_ms).build()
         };
         with_call_id(call_id.clone(), call.instrument(span)).await
     }

@@ -409,7 +409,7 @@ async fn call(
         _ => Target::Mcp { revision, mode },
     };
     let result = match catalog
-        .call(name, Some(&arguments), &Caller::local(), "cli-1", None)
+        .call_named(name, Some(&arguments), &Caller::local(), "cli-1", None)
         .await
     {
         Ok(result) => result,
@@ -430,7 +430,7 @@ async fn call(
     let rendered = mapper.render(&result, target, &ctx).await;
     println!(
         "{}",
-        serde_json::to_string_pretty(&rendered.value).expect("JSON")
+        serde_json::to_string_pretty(&rendered.rendering.to_value()).expect("JSON")
     );
     if result.is_failure() {
         ExitCode::from(1)
@@ -581,7 +581,7 @@ async fn render_samples(name: Option<&str>, target: &str) -> ExitCode {
             );
             println!(
                 "{}",
-                serde_json::to_string_pretty(&rendered.value).expect("JSON")
+                serde_json::to_string_pretty(&rendered.rendering.to_value()).expect("JSON")
             );
         }
     }

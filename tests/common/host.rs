@@ -78,7 +78,7 @@ impl TestHost {
         tokio::time::timeout(
             std::time::Duration::from_secs(60),
             self.catalog
-                .call(tool, Some(&arguments), caller, "test-1", None),
+                .call_named(tool, Some(&arguments), caller, "test-1", None),
         )
         .await
         .unwrap_or_else(|_| panic!("{tool} did not return within 60 s: the deadline did not fire"))

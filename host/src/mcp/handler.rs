@@ -20,11 +20,11 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
-    DiscoverResult, Implementation, InitializeRequestParams, InitializeResult, ListToolsResult,
-    LoggingLevel, LoggingMessageNotificationParam, PaginatedRequestParams,
-    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, DiscoverResult,
+    Implementation, InitializeRequestParams, InitializeResult, ListToolsResult, LoggingLevel,
+    LoggingMessageNotificationParam, PaginatedRequestParams, ProgressNotificationParam,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -33,7 +33,9 @@ use serde_json::{Value, json};
 use super::Server;
 use super::tools::listing;
 use crate::catalog::Caller;
-use crate::render::{OutputMode, RenderContext, Revision, Target, legacy, mcp};
+use crate::render::{
+    OutputMode, RenderContext, Rendering, Revision, ServerInfo, Target, legacy, mcp,
+};
 use crate::runtime::{GuestEvent, LogLevel, event_channel};
 use crate::store::StoreError;
 
@@ -41,6 +43,12 @@ use crate::store::StoreError;
 /// of one request: `"compat"` or `"spec"`.
 pub const OUTPUT_MODE_KEY: &str = "dev.toolhost/outputMode";
 pub const OUTPUT_MODE_HEADER: &str = "x-toolhost-output-mode";
+
+/// This server, as 2026-07-28 results name it in their `_meta`.
+const SERVER: ServerInfo<'static> = ServerInfo {
+    name: "toolhost",
+    version: env!("CARGO_PKG_VERSION"),
+};
 
 /// One connection's handler (a stdio process or an HTTP session); the server
 /// state behind it is shared.
@@ -209,7 +217,7 @@ impl ServerHandler for Session {
         ServerConfig::new(
             ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_resources().enable_logging().build(),
         )
-        .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
+        .with_server_info(Implementation::new(SERVER.name, SERVER.version))
         .with_instructions("Tools run as sandboxed WebAssembly components. Large results come back as links; read them with resources/read.")
     }
 
@@ -349,13 +357,7 @@ impl ServerHandler for Session {
                 }
             }
         });
-        let call = catalog.call(
-            &name,
-            arguments.as_ref(),
-            &caller,
-            &request_id,
-            Some(events),
-        );
+        let call = catalog.call(tool, arguments.as_ref(), &caller, &request_id, Some(events));
         let result = tokio::select! {
             result = call => result,
             () = context.ct.cancelled() => {
@@ -364,32 +366,25 @@ impl ServerHandler for Session {
                 return Err(ErrorData::internal_error("the request was cancelled", None));
             }
         };
-        // The catalog was replaced between the lookup and the call.
-        let result = result.map_err(|_| unknown_tool(&name))?;
         let _ = forward.await;
 
         let mut render = RenderContext::new(&name, jiff::Timestamp::now());
         render.output_schema = tool.descriptor.output_schema.as_ref();
         render.request_id = &request_id;
         render.principal = caller.principal.as_deref();
+        render.server = Some(SERVER);
         let rendered = self
             .server
             .mapper
             .render(&result, Target::Mcp { revision, mode }, &render)
             .await;
-        let mut wire: CallToolResult = serde_json::from_value(rendered.value).map_err(|e| {
-            ErrorData::internal_error(
-                format!("the rendered result does not fit the protocol types: {e}"),
+        match rendered.rendering {
+            Rendering::Mcp(wire) => Ok((*wire).into()),
+            Rendering::Json(_) => Err(ErrorData::internal_error(
+                "the mapper rendered no MCP result for an MCP target",
                 None,
-            )
-        })?;
-        if revision.is_stateless() {
-            let mut meta = wire.meta.take().unwrap_or_default();
-            let (key, value) = mcp::server_info("toolhost", env!("CARGO_PKG_VERSION"));
-            meta.insert(key, value);
-            wire.meta = Some(meta);
+            )),
         }
-        Ok(wire.into())
     }
 
     async fn read_resource(
@@ -418,16 +413,7 @@ impl ServerHandler for Session {
         let result = legacy::format::decode_stored(row.format, &row.body)
             .map_err(|e| unreadable(StoreError(e.to_string())))?;
         let ctx = RenderContext::new("resources/read", jiff::Timestamp::now());
-        let mut contents: ReadResourceResult =
-            serde_json::from_value(mcp::stored_contents(&uri, &result, &ctx)).map_err(|e| {
-                ErrorData::internal_error(
-                    format!("stored contents do not fit the protocol types: {e}"),
-                    None,
-                )
-            })?;
-        // 2026-07-28 requires `resultType`; rmcp removes it for older peers.
-        contents.result_type = Some(rmcp::model::ResultType::COMPLETE);
-        Ok(contents.into())
+        Ok(mcp::stored_contents(&uri, &result, &ctx).into())
     }
 
     fn accepted_subscription_filter(

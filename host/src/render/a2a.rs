@@ -19,15 +19,17 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value, json};
 
-use super::{RenderContext, Renderer, meta, text};
+use super::{RenderContext, meta, text};
 use crate::result::{ContentPart, Outcome, ResourceBody, ToolResult};
 
-/// Renders an A2A 1.0 `Task`.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct A2aRenderer;
+/// Renders an A2A 1.0 `Task` as its compact JSON text.
+pub fn render(result: &ToolResult, ctx: &RenderContext<'_>) -> String {
+    task(result, ctx).to_string()
+}
 
-impl Renderer for A2aRenderer {
-    fn render(&self, result: &ToolResult, ctx: &RenderContext<'_>) -> Value {
+/// The task of `result`.
+fn task(result: &ToolResult, ctx: &RenderContext<'_>) -> Value {
+    {
         let metadata = meta::metadata_map(result, ctx);
         let generated_at = result.metadata().generated_at.unwrap_or(ctx.now);
         let task_id = if ctx.request_id.is_empty() {

@@ -2,10 +2,11 @@
 
 use std::sync::Arc;
 
+use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::{Value, json};
 
 use super::legacy::format::encode;
-use super::{RenderContext, Target};
+use super::{RenderContext, Rendering, Target};
 use crate::result::{ContentPart, ErrorCode, ToolResult};
 use crate::store::{Offload, ResultStore};
 
@@ -49,9 +50,10 @@ impl Default for SizeLimits {
 /// A rendered result and what the mapper did to it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rendered {
-    /// The JSON to send.
-    pub value: Value,
-    /// Whether the full result went to the store (then `value` carries its link).
+    /// What to send.
+    pub rendering: Rendering,
+    /// Whether the full result went to the store (then the rendering carries its
+    /// link).
     pub offloaded: bool,
 }
 
@@ -59,7 +61,7 @@ impl Rendered {
     /// The size of the rendering in bytes, as compact JSON. Counted on demand:
     /// the mapper itself only counts what is near the limit.
     pub fn size(&self) -> usize {
-        json_size(&self.value)
+        self.rendering.size()
     }
 }
 
@@ -88,8 +90,8 @@ impl Mapper {
         result: &ToolResult,
         target: Target,
         ctx: &RenderContext<'_>,
-    ) -> Value {
-        target.renderer().render(result, ctx)
+    ) -> Rendering {
+        target.render(result, ctx)
     }
 
     /// Renders `result` for `target` within the target's size limit.
@@ -116,33 +118,26 @@ impl Mapper {
         let oversized = if data_alone_over {
             None
         } else {
-            let value = self.render_inline(result, target, ctx);
-            // Most results are far below the limit: a bound that formats nothing
-            // says so without serializing the rendering to count it.
-            if json_size_within(&value, limit) {
-                return Rendered {
-                    value,
-                    offloaded: false,
-                };
+            let rendering = self.render_inline(result, target, ctx);
+            match size_over(&rendering, limit) {
+                None => {
+                    return Rendered {
+                        rendering,
+                        offloaded: false,
+                    };
+                }
+                Some(size) => Some((rendering, size)),
             }
-            let size = json_size(&value);
-            if size <= limit {
-                return Rendered {
-                    value,
-                    offloaded: false,
-                };
-            }
-            Some((value, size))
         };
         let Some(store) = &self.store else {
-            let (value, size) = oversized.unwrap_or_else(|| {
-                let value = self.render_inline(result, target, ctx);
-                let size = json_size(&value);
-                (value, size)
+            let (rendering, size) = oversized.unwrap_or_else(|| {
+                let rendering = self.render_inline(result, target, ctx);
+                let size = rendering.size();
+                (rendering, size)
             });
             tracing::warn!(tool = ctx.tool, size, limit, %target, "result over the size limit and no result store configured; sending it inline");
             return Rendered {
-                value,
+                rendering,
                 offloaded: false,
             };
         };
@@ -173,7 +168,7 @@ impl Mapper {
                     json!({ "size": size, "limit": limit }),
                 );
                 return Rendered {
-                    value: self.render_inline(&failure, target, ctx),
+                    rendering: self.render_inline(&failure, target, ctx),
                     offloaded: false,
                 };
             }
@@ -190,8 +185,8 @@ impl Mapper {
             slim = slim.expires_at(earliest);
         }
         let mut slim = slim.build();
-        let mut value = self.render_inline(&slim, target, ctx);
-        if json_size(&value) > limit && !slim.content().is_empty() {
+        let mut rendering = self.render_inline(&slim, target, ctx);
+        if size_over(&rendering, limit).is_some() && !slim.content().is_empty() {
             let kept_back = slim.content().len();
             slim = slim
                 .to_builder()
@@ -201,60 +196,124 @@ impl Mapper {
                     link.uri
                 )))
                 .build();
-            value = self.render_inline(&slim, target, ctx);
+            rendering = self.render_inline(&slim, target, ctx);
         }
         Rendered {
-            value,
+            rendering,
             offloaded: true,
         }
     }
 }
 
-/// The size of `value` as compact JSON, in bytes.
-pub fn json_size(value: &Value) -> usize {
-    struct Counter(usize);
-    impl std::io::Write for Counter {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
+/// The size of `rendering` when it is over `limit` bytes, `None` when it is
+/// within. A text rendering is its length. A typed MCP result is first bounded
+/// without formatting anything (most results are far below the limit); only one
+/// the bound cannot clear is counted, by serializing it to a counter.
+fn size_over(rendering: &Rendering, limit: usize) -> Option<usize> {
+    let size = match rendering {
+        Rendering::Json(text) => text.len(),
+        Rendering::Mcp(result) if size_bound(result) <= limit => return None,
+        Rendering::Mcp(result) => serialized_size(result),
+    };
+    (size > limit).then_some(size)
+}
+
+/// The size of `value` serialized as compact JSON, counted without keeping it.
+pub(super) fn serialized_size(value: &impl serde::Serialize) -> usize {
     let mut counter = Counter(0);
     serde_json::to_writer(&mut counter, value).expect("writing JSON to a counter cannot fail");
     counter.0
 }
 
-/// Whether `value` as compact JSON is at most `limit` bytes long, by an upper bound
-/// of its size: every string byte counted as a six-byte escape, every number at
-/// its longest. `false` may still mean "within"; it stops as soon as the bound
-/// passes the limit, and formats nothing.
-pub fn json_size_within(value: &Value, limit: usize) -> bool {
-    fn at_most(value: &Value, limit: usize, sum: &mut usize) -> bool {
-        *sum += match value {
-            Value::Null | Value::Bool(_) => 5,
-            // `-9223372036854775808`, or a float as `-1.7976931348623157e308`.
-            Value::Number(_) => 24,
-            Value::String(s) => s.len() * 6 + 2,
-            Value::Array(items) => {
-                *sum += 2 + items.len();
-                return *sum <= limit && items.iter().all(|item| at_most(item, limit, sum));
-            }
-            Value::Object(map) => {
-                *sum += 2 + map.len();
-                return *sum <= limit
-                    && map.iter().all(|(key, item)| {
-                        *sum += key.len() * 6 + 3;
-                        at_most(item, limit, sum)
-                    });
-            }
-        };
-        *sum <= limit
+/// An upper bound of the compact JSON size of `result`: every string byte
+/// counted as a six-byte escape, every number at its longest, and a generous
+/// allowance per block for its keys and punctuation. Formats nothing.
+fn size_bound(result: &CallToolResult) -> usize {
+    /// The keys, quotes, braces and tags of one block and of the result itself,
+    /// beside its strings: fewer than this many bytes.
+    const OVERHEAD: usize = 160;
+    let text = |s: &str| s.len() * 6 + 2;
+    let opt = |s: &Option<String>| s.as_deref().map_or(0, text);
+    let meta = |m: &Option<rmcp::model::MetaObject>| m.as_ref().map_or(0, |m| map_bound(&m.0));
+    let contents = |c: &ResourceContents| match c {
+        ResourceContents::TextResourceContents {
+            uri,
+            mime_type,
+            text: body,
+            meta: m,
+        } => text(uri) + opt(mime_type) + text(body) + meta(m),
+        ResourceContents::BlobResourceContents {
+            uri,
+            mime_type,
+            blob,
+            meta: m,
+        } => text(uri) + opt(mime_type) + text(blob) + meta(m),
+        other => serialized_size(other),
+    };
+    let blocks: usize = result
+        .content
+        .iter()
+        .map(|block| {
+            OVERHEAD
+                + match block {
+                    ContentBlock::Text(t) => text(&t.text) + meta(&t.meta),
+                    ContentBlock::Image(i) => text(&i.data) + text(&i.mime_type) + meta(&i.meta),
+                    ContentBlock::Audio(a) => text(&a.data) + text(&a.mime_type) + meta(&a.meta),
+                    ContentBlock::Resource(r) => contents(&r.resource) + meta(&r.meta),
+                    ContentBlock::ResourceLink(l) => {
+                        text(&l.uri)
+                            + text(&l.name)
+                            + opt(&l.title)
+                            + opt(&l.description)
+                            + opt(&l.mime_type)
+                            + 24
+                            + meta(&l.meta)
+                    }
+                    // A block kind this build does not write: count it exactly.
+                    other => serialized_size(other),
+                }
+        })
+        .sum();
+    let structured = result.structured_content.as_ref().map_or(0, value_bound);
+    OVERHEAD + blocks + structured + meta(&result.meta)
+}
+
+/// An upper bound of the size of `value` as compact JSON: every string byte
+/// counted as a six-byte escape, every number at its longest.
+fn value_bound(value: &Value) -> usize {
+    match value {
+        Value::Null | Value::Bool(_) => 5,
+        Value::Number(_) => 24,
+        Value::String(s) => s.len() * 6 + 2,
+        Value::Array(items) => 2 + items.len() + items.iter().map(value_bound).sum::<usize>(),
+        Value::Object(map) => map_bound(map),
     }
-    let mut sum = 0;
-    at_most(value, limit, &mut sum)
+}
+
+fn map_bound(map: &serde_json::Map<String, Value>) -> usize {
+    2 + map.len()
+        + map
+            .iter()
+            .map(|(key, item)| key.len() * 6 + 3 + value_bound(item))
+            .sum::<usize>()
+}
+
+/// Counts the bytes written to it.
+struct Counter(usize);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The size of `value` as compact JSON, in bytes.
+pub fn json_size(value: &Value) -> usize {
+    serialized_size(value)
 }
 
 /// Whether `value` as compact JSON is longer than `limit` bytes, by a lower bound
@@ -326,9 +385,6 @@ mod tests {
                 if json_size_exceeds(&value, limit) {
                     assert!(size > limit, "{value}: {size} bytes, said over {limit}");
                 }
-                if json_size_within(&value, limit) {
-                    assert!(size <= limit, "{value}: {size} bytes, said within {limit}");
-                }
             }
             let escapes = value.to_string().contains('\\');
             let fractions = value.to_string().contains('.');
@@ -336,7 +392,85 @@ mod tests {
                 assert!(!json_size_exceeds(&value, size), "{value}");
                 assert!(json_size_exceeds(&value, size - 1), "{value}");
             }
-            assert!(json_size_within(&value, size * 6 + 24), "{value}");
+            assert!(value_bound(&value) >= size, "{value}");
+            assert!(value_bound(&value) <= size * 6 + 24, "{value}");
+        }
+    }
+
+    /// The bound of a typed MCP rendering is never below its size, for results
+    /// with every kind of part, in every revision and mode.
+    #[test]
+    fn mcp_bound_is_never_below_the_size() {
+        use crate::result::{ResourceBody, ResourceLink, StoredLink};
+        let link = ResourceLink {
+            uri: "https://example.com/a?b=\"c\"".into(),
+            name: "a\nb".into(),
+            title: Some("t".into()),
+            description: Some("d".into()),
+            mime: Some("text/csv".into()),
+            size: Some(u64::MAX),
+        };
+        let stored = StoredLink {
+            uri: "toolhost://results/1".into(),
+            size: Some(12),
+            mime: "application/json".into(),
+            expires_at: Some(jiff::Timestamp::from_second(1_800_000_000).unwrap()),
+        };
+        let results = [
+            ToolResult::success(Some(
+                json!({"k": "\u{1}\"quoted\"", "n": -1.5e300, "a": [null, true]}),
+            ))
+            .summary("s\n")
+            .part(ContentPart::text("plain"))
+            .part(ContentPart::Text {
+                text: "# md".into(),
+                mime: Some("text/markdown".into()),
+            })
+            .part(ContentPart::binary(vec![0, 1, 2], "image/png"))
+            .part(ContentPart::binary(vec![3; 10], "audio/wav"))
+            .part(ContentPart::binary(vec![4; 7], "application/zip"))
+            .part(ContentPart::ResourceLink(link.clone()))
+            .part(ContentPart::ResourceLink(ResourceLink {
+                uri: "".into(),
+                ..link
+            }))
+            .part(ContentPart::EmbeddedResource {
+                uri: "not a uri".into(),
+                mime: None,
+                body: ResourceBody::Bytes(vec![9; 5]),
+            })
+            .part(ContentPart::EmbeddedResource {
+                uri: "file:///x".into(),
+                mime: Some("text/plain".into()),
+                body: ResourceBody::Text("x".into()),
+            })
+            .stored_link(stored)
+            .duration_ms(1.25)
+            .build(),
+            ToolResult::success(Some(json!([1, 2, 3]))).build(),
+            ToolResult::failure_with(ErrorCode::Timeout, "late", json!({"ms": 5})),
+            ToolResult::success(None).build(),
+        ];
+        let now = jiff::Timestamp::from_second(1_700_000_000).unwrap();
+        for (index, result) in results.iter().enumerate() {
+            for target in Target::all() {
+                let mut ctx = RenderContext::new("t", now);
+                ctx.server = Some(super::super::ServerInfo {
+                    name: "toolhost",
+                    version: "0.0.0",
+                });
+                if let Rendering::Mcp(rendered) = target.render(result, &ctx) {
+                    let size = serialized_size(&rendered);
+                    assert!(size_bound(&rendered) >= size, "result {index}, {target}");
+                    let rendering = Rendering::Mcp(rendered);
+                    assert_eq!(size_over(&rendering, size), None);
+                    assert_eq!(
+                        size_over(&rendering, size - 1),
+                        Some(size),
+                        "result {index}, {target}"
+                    );
+                }
+            }
         }
     }
 }

@@ -18,21 +18,28 @@ use std::sync::LazyLock;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use rmcp::model::{
+    AudioContent, CallToolResult, ContentBlock, EmbeddedResource, ImageContent, MetaObject,
+    ReadResourceResult, Resource, ResourceContents, ResultType, TextContent,
+};
 use serde_json::{Map, Value, json};
 
-use super::{OutputMode, RenderContext, Renderer, Revision, legacy, meta, structured, text};
-use crate::result::{ContentPart, Outcome, ResourceBody, ResourceLink, StoredLink, ToolResult};
+use super::{OutputMode, RenderContext, Revision, legacy, meta, structured, text};
+use crate::result::{
+    ContentPart, Outcome, ResourceBody, ResourceLink, StoredLink, ToolError, ToolResult,
+};
 
-/// Renders for one MCP revision in one mode.
+/// Renders for one MCP revision in one mode, into the `CallToolResult` rmcp
+/// sends as it is: nothing converts or patches it on the way out.
 #[derive(Debug, Clone, Copy)]
 pub struct McpRenderer {
     pub revision: Revision,
     pub mode: OutputMode,
 }
 
-impl Renderer for McpRenderer {
-    fn render(&self, result: &ToolResult, ctx: &RenderContext<'_>) -> Value {
-        let metadata = meta::metadata_map(result, ctx);
+impl McpRenderer {
+    pub fn render(&self, result: &ToolResult, ctx: &RenderContext<'_>) -> CallToolResult {
+        let mut metadata = meta::metadata_map(result, ctx);
         let mut blocks = Vec::new();
         match self.mode {
             OutputMode::Compat | OutputMode::Legacy => {
@@ -46,7 +53,7 @@ impl Renderer for McpRenderer {
                     Outcome::Success { data: None } => {}
                     Outcome::Failure(error) => {
                         blocks.push(text_block(error.message.clone()));
-                        blocks.push(text_block(json!({ "error": error }).to_string()));
+                        blocks.push(text_block(error_text(error)));
                     }
                 }
                 if let Some(summary) = result.summary() {
@@ -67,29 +74,31 @@ impl Renderer for McpRenderer {
             if blocks.is_empty() {
                 blocks.push(text_block(text::empty(result).to_owned()));
             }
-            blocks.push(text_block(json!({ "_meta": metadata }).to_string()));
+            blocks.push(text_block(
+                json!({ "_meta": Value::Object(metadata.clone()) }).to_string(),
+            ));
         }
 
-        let mut out = Map::new();
-        out.insert("content".into(), Value::Array(blocks));
-        if let Some(data) = result.data()
-            && let Some(content) = structured::content(data, ctx.output_schema, self.revision)
-        {
-            out.insert("structuredContent".into(), content);
-        }
-        if result.is_failure() {
-            out.insert("isError".into(), json!(true));
-        }
-        out.insert("_meta".into(), Value::Object(metadata));
+        let mut out = CallToolResult::success(blocks);
+        out.structured_content = result
+            .data()
+            .and_then(|data| structured::content(data, ctx.output_schema, self.revision));
+        out.is_error = result.is_failure().then_some(true);
         if self.revision.is_stateless() {
-            out.insert("resultType".into(), json!("complete"));
+            // 2026-07-28 names the server in every result; it is no part of what
+            // the tool returned, so it comes last, after the result's own keys.
+            if let Some(server) = ctx.server {
+                metadata.insert(SERVER_INFO_KEY.into(), server.to_value());
+            }
+            out.result_type = Some(ResultType::COMPLETE);
+        } else {
+            out.result_type = None;
         }
-        Value::Object(out)
+        out.meta = Some(MetaObject(metadata));
+        out
     }
-}
 
-impl McpRenderer {
-    fn part(&self, index: usize, part: &ContentPart) -> Value {
+    fn part(&self, index: usize, part: &ContentPart) -> ContentBlock {
         match part {
             ContentPart::Text { text, mime: None } => text_block(text.clone()),
             // Text blocks cannot say what kind of text they hold; from 2025-06-18
@@ -97,92 +106,85 @@ impl McpRenderer {
             ContentPart::Text {
                 text,
                 mime: Some(mime),
-            } if self.revision.has_structured_content() => {
-                let mut block = text_block(text.clone());
-                block["_meta"] = json!({ meta::key("mimeType"): mime });
-                block
-            }
+            } if self.revision.has_structured_content() => ContentBlock::Text(
+                TextContent::new(text.clone()).with_meta(meta_of(meta::key("mimeType"), mime)),
+            ),
             ContentPart::Text {
                 text,
                 mime: Some(mime),
-            } => json!({
-                "type": "resource",
-                "resource": { "uri": part_uri(index), "mimeType": mime, "text": text }
-            }),
+            } => ContentBlock::Resource(EmbeddedResource::new(
+                ResourceContents::TextResourceContents {
+                    uri: part_uri(index),
+                    mime_type: Some(mime.clone()),
+                    text: text.clone(),
+                    meta: None,
+                },
+            )),
             ContentPart::Binary { data, mime } => self.binary(index, data, mime),
             ContentPart::ResourceLink(link) => self.resource_link(link),
             ContentPart::EmbeddedResource { uri, mime, body } => {
-                let mut resource = Map::new();
                 // MCP requires a URI here; a tool's string that is none is named by
                 // the part's place instead (and kept in `_meta` where blocks have one).
                 let valid = is_uri(uri);
                 let wire_uri = if valid { uri.clone() } else { part_uri(index) };
-                resource.insert("uri".into(), json!(wire_uri));
-                if let Some(mime) = mime {
-                    resource.insert("mimeType".into(), json!(mime));
-                }
-                match body {
-                    ResourceBody::Text(text) => resource.insert("text".into(), json!(text)),
-                    ResourceBody::Bytes(bytes) => {
-                        resource.insert("blob".into(), json!(STANDARD.encode(bytes)))
-                    }
+                let contents = match body {
+                    ResourceBody::Text(text) => ResourceContents::TextResourceContents {
+                        uri: wire_uri,
+                        mime_type: mime.clone(),
+                        text: text.clone(),
+                        meta: None,
+                    },
+                    ResourceBody::Bytes(bytes) => ResourceContents::BlobResourceContents {
+                        uri: wire_uri,
+                        mime_type: mime.clone(),
+                        blob: STANDARD.encode(bytes),
+                        meta: None,
+                    },
                 };
-                let mut block = json!({ "type": "resource", "resource": resource });
+                let mut block = EmbeddedResource::new(contents);
                 if !valid && self.revision.has_structured_content() {
-                    block["_meta"] = json!({ meta::key("uri"): uri });
+                    block = block.with_meta(meta_of(meta::key("uri"), uri));
                 }
-                block
+                ContentBlock::Resource(block)
             }
         }
     }
 
-    fn binary(&self, index: usize, data: &[u8], mime: &str) -> Value {
+    fn binary(&self, index: usize, data: &[u8], mime: &str) -> ContentBlock {
         let family = mime.split('/').next().unwrap_or_default();
         match family {
-            "image" => json!({ "type": "image", "data": STANDARD.encode(data), "mimeType": mime }),
+            "image" => ContentBlock::Image(ImageContent::new(STANDARD.encode(data), mime)),
             "audio" if self.revision.has_audio() => {
-                json!({ "type": "audio", "data": STANDARD.encode(data), "mimeType": mime })
+                ContentBlock::Audio(AudioContent::new(STANDARD.encode(data), mime))
             }
             "audio" => text_block(text::binary(data, mime)),
             // Other blobs travel as an embedded resource, named by their place in
             // the result: MCP has no plain binary block.
-            _ => json!({
-                "type": "resource",
-                "resource": { "uri": part_uri(index), "mimeType": mime, "blob": STANDARD.encode(data) }
-            }),
+            _ => ContentBlock::Resource(EmbeddedResource::new(
+                ResourceContents::BlobResourceContents {
+                    uri: part_uri(index),
+                    mime_type: Some(mime.to_owned()),
+                    blob: STANDARD.encode(data),
+                    meta: None,
+                },
+            )),
         }
     }
 
-    fn resource_link(&self, link: &ResourceLink) -> Value {
+    fn resource_link(&self, link: &ResourceLink) -> ContentBlock {
         // A `resource_link` must carry a URI: a tool's string that is none (an
         // app's `""` or a bare path) goes as the text form, as before 2025-06-18.
         if !self.revision.has_structured_content() || !is_uri(&link.uri) {
             return text_block(text::resource_link(link));
         }
-        let mut block = Map::new();
-        block.insert("type".into(), json!("resource_link"));
-        block.insert("uri".into(), json!(link.uri));
-        block.insert("name".into(), json!(link.name));
-        if let Some(title) = &link.title {
-            block.insert("title".into(), json!(title));
-        }
-        if let Some(description) = &link.description {
-            block.insert("description".into(), json!(description));
-        }
-        if let Some(mime) = &link.mime {
-            block.insert("mimeType".into(), json!(mime));
-        }
-        if let Some(size) = link.size {
-            block.insert("size".into(), json!(size));
-        }
-        Value::Object(block)
+        ContentBlock::ResourceLink(wire_link(link))
     }
 
-    fn stored_link(&self, link: &StoredLink) -> Value {
+    fn stored_link(&self, link: &StoredLink) -> ContentBlock {
         if !self.revision.has_structured_content() || !is_uri(&link.uri) {
             return text_block(text::stored_link(link));
         }
-        let mut block = self.resource_link(&ResourceLink {
+        let mut block = wire_link(&ResourceLink {
             uri: link.uri.clone(),
             name: "result".into(),
             title: Some("Stored result".into()),
@@ -191,10 +193,53 @@ impl McpRenderer {
             size: link.size,
         });
         if let Some(at) = link.expires_at {
-            block["_meta"] = json!({ meta::key("expiresAt"): at.to_string() });
+            block.meta = Some(meta_of(meta::key("expiresAt"), &at.to_string()));
         }
-        block
+        ContentBlock::ResourceLink(block)
     }
+}
+
+/// The `_meta` key with which a 2026-07-28 result names the server that sent it.
+pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+
+/// The server a 2026-07-28 result names in its `_meta`: what the MCP edge puts
+/// into the render context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerInfo<'a> {
+    pub name: &'a str,
+    pub version: &'a str,
+}
+
+impl ServerInfo<'_> {
+    fn to_value(self) -> Value {
+        json!({ "name": self.name, "version": self.version })
+    }
+}
+
+/// The spec mode's block of a failure: `{"error": {"code", "message", "details"?}}`.
+fn error_text(error: &ToolError) -> String {
+    let mut fields = Map::new();
+    fields.insert("code".into(), json!(error.code.as_str()));
+    fields.insert("message".into(), json!(error.message));
+    if let Some(details) = &error.details {
+        fields.insert("details".into(), details.clone());
+    }
+    json!({ "error": Value::Object(fields) }).to_string()
+}
+
+fn wire_link(link: &ResourceLink) -> Resource {
+    let mut block = Resource::new(link.uri.clone(), link.name.clone());
+    block.title = link.title.clone();
+    block.description = link.description.clone();
+    block.mime_type = link.mime.clone();
+    block.size = link.size;
+    block
+}
+
+fn meta_of(key: String, value: &str) -> MetaObject {
+    let mut map = Map::new();
+    map.insert(key, json!(value));
+    MetaObject(map)
 }
 
 /// Whether `uri` is a URI (RFC 3986, with a scheme), which the `uri` of MCP's
@@ -216,62 +261,69 @@ fn part_uri(index: usize) -> String {
     format!("toolhost:part/{index}")
 }
 
-fn text_block(text: String) -> Value {
-    json!({ "type": "text", "text": text })
-}
-
-/// The `_meta` entry with which a 2026-07-28 result names the server that sent
-/// it: its key and value. The MCP edge adds it to every stateless result; it is
-/// no part of what a tool returned, so it is not in the rendering itself.
-pub fn server_info(name: &str, version: &str) -> (String, Value) {
-    (
-        "io.modelcontextprotocol/serverInfo".to_owned(),
-        json!({ "name": name, "version": version }),
-    )
+fn text_block(text: String) -> ContentBlock {
+    ContentBlock::Text(TextContent::new(text))
 }
 
 /// The `resources/read` contents of a stored result: its data as JSON text, then
 /// each content part that has a resource form (text as text, bytes as a blob).
 /// A stored result without data or parts reads as its legacy envelope, so a read
 /// never comes back empty.
-pub fn stored_contents(uri: &str, result: &ToolResult, ctx: &RenderContext<'_>) -> Value {
+pub fn stored_contents(
+    uri: &str,
+    result: &ToolResult,
+    ctx: &RenderContext<'_>,
+) -> ReadResourceResult {
+    let text = |uri: &str, mime: &str, text: String| ResourceContents::TextResourceContents {
+        uri: uri.to_owned(),
+        mime_type: Some(mime.to_owned()),
+        text,
+        meta: None,
+    };
     let mut contents = Vec::new();
     if let Some(data) = result.data() {
-        contents
-            .push(json!({ "uri": uri, "mimeType": "application/json", "text": data.to_string() }));
+        contents.push(text(uri, "application/json", data.to_string()));
     }
     for part in result.content() {
         let item = match part {
-            ContentPart::Text { text, mime } => {
-                json!({ "uri": uri, "mimeType": mime.as_deref().unwrap_or("text/plain"), "text": text })
+            ContentPart::Text { text: body, mime } => {
+                text(uri, mime.as_deref().unwrap_or("text/plain"), body.clone())
             }
-            ContentPart::Binary { data, mime } => {
-                json!({ "uri": uri, "mimeType": mime, "blob": STANDARD.encode(data) })
-            }
+            ContentPart::Binary { data, mime } => ResourceContents::BlobResourceContents {
+                uri: uri.to_owned(),
+                mime_type: Some(mime.clone()),
+                blob: STANDARD.encode(data),
+                meta: None,
+            },
             ContentPart::EmbeddedResource {
                 uri: inner,
                 mime,
                 body,
-            } => {
-                let mut item = match body {
-                    ResourceBody::Text(text) => json!({ "uri": inner, "text": text }),
-                    ResourceBody::Bytes(bytes) => {
-                        json!({ "uri": inner, "blob": STANDARD.encode(bytes) })
-                    }
-                };
-                if let Some(mime) = mime {
-                    item["mimeType"] = json!(mime);
-                }
-                item
-            }
-            ContentPart::ResourceLink(link) => {
-                json!({ "uri": uri, "mimeType": "text/plain", "text": text::resource_link(link) })
-            }
+            } => match body {
+                ResourceBody::Text(body) => ResourceContents::TextResourceContents {
+                    uri: inner.clone(),
+                    mime_type: mime.clone(),
+                    text: body.clone(),
+                    meta: None,
+                },
+                ResourceBody::Bytes(bytes) => ResourceContents::BlobResourceContents {
+                    uri: inner.clone(),
+                    mime_type: mime.clone(),
+                    blob: STANDARD.encode(bytes),
+                    meta: None,
+                },
+            },
+            ContentPart::ResourceLink(link) => text(uri, "text/plain", text::resource_link(link)),
         };
         contents.push(item);
     }
     if contents.is_empty() {
-        contents.push(json!({ "uri": uri, "mimeType": "application/json", "text": legacy::envelope_text(result, ctx) }));
+        contents.push(text(
+            uri,
+            "application/json",
+            legacy::envelope_text(result, ctx),
+        ));
     }
-    json!({ "contents": contents })
+    // 2026-07-28 requires `resultType`; rmcp removes it for older peers.
+    ReadResourceResult::new(contents)
 }

@@ -1,14 +1,16 @@
 //! The mapper and its renderers: the only place that knows a wire format.
 //!
-//! A [`Renderer`] turns a [`ToolResult`] into the JSON of one output format:
-//! the legacy envelope ([`legacy`]), a `CallToolResult` of one MCP revision in one
-//! [`OutputMode`] ([`mcp`]), or an A2A task with artifacts ([`a2a`]). Every
+//! A renderer turns a borrowed [`ToolResult`] into what goes on the wire for one
+//! output format: the legacy envelope's JSON text ([`legacy`]), rmcp's typed
+//! `CallToolResult` of one MCP revision in one [`OutputMode`] ([`mcp`]), which
+//! rmcp serializes as it is, or an A2A task's JSON text ([`a2a`]). Every
 //! renderer maps every part of every result; where a format lacks a concept it
 //! writes the documented text form of [`text`] (see `docs/rendering.md`).
 //!
-//! The [`Mapper`] picks the renderer for a [`Target`], applies the size limit of
-//! that format to the complete rendered result, and moves what does not fit into
-//! the result store, rendering a link instead.
+//! The [`Mapper`] picks the renderer for a [`Target`] (a `match`, see
+//! [`Target::render`]), applies the size limit of that format to the complete
+//! rendering, and moves what does not fit into the result store, rendering a link
+//! instead.
 
 pub mod a2a;
 pub mod legacy;
@@ -20,6 +22,7 @@ pub mod structured;
 pub mod text;
 
 pub use mapper::{Mapper, Rendered, SizeLimits, json_size};
+pub use mcp::ServerInfo;
 pub use revision::{Revision, UnknownRevision};
 
 use std::fmt;
@@ -30,9 +33,48 @@ use serde_json::Value;
 
 use crate::result::ToolResult;
 
-/// Turns a result into the JSON of one output format.
-pub trait Renderer {
-    fn render(&self, result: &ToolResult, ctx: &RenderContext<'_>) -> Value;
+/// What a renderer wrote: what the transport sends, without another conversion.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rendering {
+    /// A `CallToolResult` as rmcp sends it.
+    Mcp(Box<rmcp::model::CallToolResult>),
+    /// A JSON document as text: the legacy envelope, an A2A task.
+    Json(String),
+}
+
+impl Rendering {
+    /// The bytes a client receives: the compact JSON of the rendering (for MCP,
+    /// the `result` member of the JSON-RPC response, as rmcp writes it).
+    pub fn to_json(&self) -> String {
+        match self {
+            Rendering::Mcp(result) => {
+                serde_json::to_string(result).expect("a CallToolResult always serializes")
+            }
+            Rendering::Json(text) => text.clone(),
+        }
+    }
+
+    /// The rendering as a JSON tree, to inspect it (tests, the CLI); what is sent
+    /// is [`Rendering::to_json`] or the typed value itself.
+    pub fn to_value(&self) -> Value {
+        match self {
+            Rendering::Mcp(result) => {
+                serde_json::to_value(result).expect("a CallToolResult always serializes")
+            }
+            Rendering::Json(text) => {
+                serde_json::from_str(text).expect("a renderer writes valid JSON")
+            }
+        }
+    }
+
+    /// The size in bytes of [`Rendering::to_json`]: the length of the text, or
+    /// for a typed result its serialization counted without keeping it.
+    pub fn size(&self) -> usize {
+        match self {
+            Rendering::Mcp(result) => mapper::serialized_size(result),
+            Rendering::Json(text) => text.len(),
+        }
+    }
 }
 
 /// What a renderer may need to know beside the result itself.
@@ -49,6 +91,9 @@ pub struct RenderContext<'a> {
     pub request_id: &'a str,
     /// Who called: stored results are bound to this principal.
     pub principal: Option<&'a str>,
+    /// The server that answers, which 2026-07-28 results name in their `_meta`
+    /// (none: the entry is left out, as for a rendering outside a server).
+    pub server: Option<ServerInfo<'a>>,
 }
 
 impl<'a> RenderContext<'a> {
@@ -60,6 +105,7 @@ impl<'a> RenderContext<'a> {
             tool,
             request_id: "",
             principal: None,
+            server: None,
         }
     }
 }
@@ -134,12 +180,14 @@ impl Target {
         all
     }
 
-    /// The renderer for this target.
-    pub fn renderer(self) -> Box<dyn Renderer + Send + Sync> {
+    /// Renders `result` for this target, without a size limit.
+    pub fn render(self, result: &ToolResult, ctx: &RenderContext<'_>) -> Rendering {
         match self {
-            Target::Legacy => Box::new(legacy::LegacyRenderer),
-            Target::Mcp { revision, mode } => Box::new(mcp::McpRenderer { revision, mode }),
-            Target::A2a => Box::new(a2a::A2aRenderer),
+            Target::Legacy => Rendering::Json(legacy::envelope_text(result, ctx)),
+            Target::Mcp { revision, mode } => Rendering::Mcp(Box::new(
+                mcp::McpRenderer { revision, mode }.render(result, ctx),
+            )),
+            Target::A2a => Rendering::Json(a2a::render(result, ctx)),
         }
     }
 }

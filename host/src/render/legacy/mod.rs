@@ -20,15 +20,15 @@ pub mod parse;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value, json};
 
-use super::{RenderContext, Renderer};
+use super::RenderContext;
 use crate::result::{Outcome, ToolResult};
 
 /// Renders the legacy envelope as a JSON object.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LegacyRenderer;
 
-impl Renderer for LegacyRenderer {
-    fn render(&self, result: &ToolResult, ctx: &RenderContext<'_>) -> Value {
+impl LegacyRenderer {
+    pub fn render(&self, result: &ToolResult, ctx: &RenderContext<'_>) -> Value {
         Value::Object(envelope(result, ctx))
     }
 }
