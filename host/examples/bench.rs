@@ -456,40 +456,72 @@ fn main() {
             criterion.display()
         ));
     }
+    // P3: each renderer to the bytes a client receives, beside the floor (the data
+    // alone written once by serde_json). The 24 KB goal holds for the revisions
+    // without structured content; the others carry the data twice (structured
+    // content and text) and are shown as they are.
     for size in ["1KB", "24KB", "1MB"] {
         let prefix = format!("render/{size}/");
-        let per: Vec<(&String, &f64)> =
-            est.iter().filter(|(k, _)| k.starts_with(&prefix)).collect();
+        let floor = get(&format!("{prefix}floor"));
+        let per: Vec<(&str, f64)> = est
+            .iter()
+            .filter_map(|(k, v)| Some((k.strip_prefix(&prefix)?, *v)))
+            .filter(|(k, _)| *k != "floor")
+            .collect();
         if per.is_empty() {
             continue;
         }
-        let (worst_id, worst) = per.iter().max_by(|a, b| a.1.total_cmp(b.1)).unwrap();
-        let (best_id, best) = per.iter().min_by(|a, b| a.1.total_cmp(b.1)).unwrap();
-        let (target, pass) = if size == "24KB" {
-            ("≤ 20 µs", **worst <= 20_000.0)
+        let floor_text = floor.map_or_else(String::new, |f| format!("; floor {:.1} µs", f / 1e3));
+        let early = |id: &str| id.starts_with("mcp-2024-11-05") || id.starts_with("mcp-2025-03-26");
+        let groups: Vec<(&str, Vec<(&str, f64)>)> = if size == "24KB" {
+            vec![
+                (
+                    "2024-11-05 to 2025-03-26",
+                    per.iter().copied().filter(|(k, _)| early(k)).collect(),
+                ),
+                (
+                    "the others",
+                    per.iter().copied().filter(|(k, _)| !early(k)).collect(),
+                ),
+            ]
         } else {
-            ("—", true)
+            vec![("all", per.clone())]
         };
-        table.row(
-            &format!("P3 mapper, {size} result, {} renderers", per.len()),
-            format!(
-                "{:.1}–{:.1} µs (fastest {}, slowest {})",
-                **best / 1e3,
-                **worst / 1e3,
-                best_id.trim_start_matches(&prefix),
-                worst_id.trim_start_matches(&prefix)
-            ),
-            target,
-            if target == "—" {
-                "—".into()
-            } else {
-                format!(
-                    "slowest {:.2}× target ({})",
-                    **worst / 20_000.0,
-                    verdict(pass)
+        for (label, group) in groups {
+            let Some(&(worst_id, worst)) = group.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else {
+                continue;
+            };
+            let &(best_id, best) = group.iter().min_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
+            let measured = format!(
+                "{:.1}–{:.1} µs (fastest {best_id}, slowest {worst_id}){floor_text}",
+                best / 1e3,
+                worst / 1e3,
+            );
+            let of_floor = floor.map_or_else(String::new, |f| {
+                format!(", slowest {:.2}× floor", worst / f)
+            });
+            let (target, verdict_text) = if size == "24KB" && label != "the others" {
+                (
+                    "≤ 20 µs",
+                    format!(
+                        "slowest {:.2}× target ({}){of_floor}",
+                        worst / 20_000.0,
+                        verdict(worst <= 20_000.0)
+                    ),
                 )
-            },
-        );
+            } else {
+                ("—", format!("—{of_floor}"))
+            };
+            table.row(
+                &format!(
+                    "P3 mapper to wire bytes, {size} result, {label} ({} renderers)",
+                    group.len()
+                ),
+                measured,
+                target,
+                verdict_text,
+            );
+        }
     }
     if let Some(offload) = get("offload/sqlite/1MB") {
         table.row(

@@ -365,6 +365,11 @@ impl Catalog {
         self.by_name.get(name).map(|&i| &self.tools[i])
     }
 
+    /// Where the tool `name` is in [`Catalog::tools`].
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).copied()
+    }
+
     /// Calls `name`: looks the tool up, then [`Catalog::call`].
     ///
     /// # Errors

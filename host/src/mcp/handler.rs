@@ -31,7 +31,6 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
 use super::Server;
-use super::tools::listing;
 use crate::catalog::Caller;
 use crate::render::{
     OutputMode, RenderContext, Rendering, Revision, ServerInfo, Target, legacy, mcp,
@@ -271,19 +270,19 @@ impl ServerHandler for Session {
     ) -> Result<ListToolsResult, ErrorData> {
         let revision = revision(&context);
         let caller = self.caller(&context)?;
-        let catalog = self.server.catalog();
-        let tools = catalog
+        let served = self.server.served();
+        let listed = served
+            .listings
+            .for_revision(revision)
+            .map_err(|e| ErrorData::internal_error(e.to_owned(), None))?;
+        let tools = served
+            .catalog
             .tools()
             .iter()
-            .filter(|tool| tool.visible_to(&caller))
-            .map(|tool| serde_json::from_value(listing(tool, revision)))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| {
-                ErrorData::internal_error(
-                    format!("a tool listing does not fit the protocol types: {e}"),
-                    None,
-                )
-            })?;
+            .zip(listed)
+            .filter(|(tool, _)| tool.visible_to(&caller))
+            .map(|(_, listed)| listed.clone())
+            .collect();
         Ok(ListToolsResult::with_all_items(tools))
     }
 
@@ -291,11 +290,13 @@ impl ServerHandler for Session {
     /// schema, before the handler knows the caller: only tools every caller may
     /// see are offered, so a tool hidden from a caller answers as an unknown one.
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        let catalog = self.server.catalog();
-        let tool = catalog
-            .tool(name)
-            .filter(|tool| tool.privileges().is_empty())?;
-        serde_json::from_value(listing(tool, Revision::LATEST)).ok()
+        let served = self.server.served();
+        let index = served.catalog.position(name)?;
+        if !served.catalog.tools()[index].privileges().is_empty() {
+            return None;
+        }
+        let listed = served.listings.for_revision(Revision::LATEST).ok()?;
+        listed.get(index).cloned()
     }
 
     async fn call_tool(

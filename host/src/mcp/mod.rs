@@ -23,11 +23,12 @@ use rmcp::{Peer, RoleServer, ServiceExt};
 use crate::catalog::Catalog;
 use crate::render::{Mapper, OutputMode};
 use crate::store::ResultStore;
+use tools::Listings;
 
 /// What every session shares.
 pub struct Server {
-    /// The current catalog; hot load replaces it whole.
-    catalog: std::sync::RwLock<Arc<Catalog>>,
+    /// The current catalog and its listings; hot load replaces both whole.
+    served: std::sync::RwLock<Arc<Served>>,
     pub(crate) mapper: Mapper,
     pub(crate) store: Arc<dyn ResultStore>,
     pub(crate) default_mode: OutputMode,
@@ -46,7 +47,7 @@ impl Server {
     ) -> Arc<Server> {
         let (changes, _) = tokio::sync::broadcast::channel(16);
         Arc::new(Server {
-            catalog: std::sync::RwLock::new(catalog),
+            served: std::sync::RwLock::new(Arc::new(Served::new(catalog))),
             mapper,
             store,
             default_mode,
@@ -56,16 +57,35 @@ impl Server {
     }
 }
 
+/// A catalog and its `tools/list` entries, built once together.
+pub(crate) struct Served {
+    pub(crate) catalog: Arc<Catalog>,
+    pub(crate) listings: Listings,
+}
+
+impl Served {
+    fn new(catalog: Arc<Catalog>) -> Served {
+        let listings = Listings::of(&catalog);
+        Served { catalog, listings }
+    }
+}
+
 impl Server {
     /// The catalog as it is now; a call keeps the one it started with.
     pub fn catalog(&self) -> Arc<Catalog> {
-        self.catalog.read().expect("catalog lock").clone()
+        self.served().catalog.clone()
+    }
+
+    /// The catalog as it is now, with its listings.
+    pub(crate) fn served(&self) -> Arc<Served> {
+        self.served.read().expect("catalog lock").clone()
     }
 
     /// Replaces the catalog and tells every client: `notifications/tools/list_changed`
     /// to handshake-era sessions, and to 2026-07-28 `subscriptions/listen` streams.
     pub async fn replace_catalog(&self, catalog: Arc<Catalog>) {
-        *self.catalog.write().expect("catalog lock") = catalog;
+        let served = Arc::new(Served::new(catalog));
+        *self.served.write().expect("catalog lock") = served;
         let peers: Vec<Peer<RoleServer>> = {
             let mut peers = self.peers.lock().expect("peers lock");
             peers.retain(|peer| !peer.is_transport_closed());

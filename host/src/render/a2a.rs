@@ -24,7 +24,7 @@ use crate::result::{ContentPart, Outcome, ResourceBody, ToolResult};
 
 /// Renders an A2A 1.0 `Task` as its compact JSON text.
 pub fn render(result: &ToolResult, ctx: &RenderContext<'_>) -> String {
-    task(result, ctx).to_string()
+    super::mcp::json_text(&task(result, ctx))
 }
 
 /// The task of `result`.

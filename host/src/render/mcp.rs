@@ -48,7 +48,7 @@ impl McpRenderer {
             OutputMode::Spec => {
                 match result.outcome() {
                     Outcome::Success { data: Some(data) } => {
-                        blocks.push(text_block(data.to_string()))
+                        blocks.push(text_block(json_text(data)))
                     }
                     Outcome::Success { data: None } => {}
                     Outcome::Failure(error) => {
@@ -74,9 +74,9 @@ impl McpRenderer {
             if blocks.is_empty() {
                 blocks.push(text_block(text::empty(result).to_owned()));
             }
-            blocks.push(text_block(
-                json!({ "_meta": Value::Object(metadata.clone()) }).to_string(),
-            ));
+            blocks.push(text_block(json_text(
+                &json!({ "_meta": Value::Object(metadata.clone()) }),
+            )));
         }
 
         let mut out = CallToolResult::success(blocks);
@@ -224,7 +224,7 @@ fn error_text(error: &ToolError) -> String {
     if let Some(details) = &error.details {
         fields.insert("details".into(), details.clone());
     }
-    json!({ "error": Value::Object(fields) }).to_string()
+    json_text(&json!({ "error": Value::Object(fields) }))
 }
 
 fn wire_link(link: &ResourceLink) -> Resource {
@@ -261,6 +261,12 @@ fn part_uri(index: usize) -> String {
     format!("toolhost:part/{index}")
 }
 
+/// `value` as compact JSON text. `serde_json::to_string` writes into a buffer;
+/// `Value`'s `Display` (`to_string()`) goes through a formatter and is slower.
+pub(super) fn json_text(value: &Value) -> String {
+    serde_json::to_string(value).expect("a JSON value always serializes")
+}
+
 fn text_block(text: String) -> ContentBlock {
     ContentBlock::Text(TextContent::new(text))
 }
@@ -282,7 +288,7 @@ pub fn stored_contents(
     };
     let mut contents = Vec::new();
     if let Some(data) = result.data() {
-        contents.push(text(uri, "application/json", data.to_string()));
+        contents.push(text(uri, "application/json", json_text(data)));
     }
     for part in result.content() {
         let item = match part {
