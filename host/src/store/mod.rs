@@ -1,12 +1,14 @@
 //! Where results too large to send inline are kept, and read back from.
 //!
 //! The mapper hands a [`ResultStore`] the complete result it could not send,
-//! already serialized (a format version number and the body text), and renders
-//! the [`StoredLink`] it gets back. A store keeps that row as it was given, bound
-//! to the principal that called, until the link expires, and hands it back as a
-//! [`StoredRow`]. It never reads a body: writing and reading the serialized form
-//! is the renderers' (`render::legacy::format`), so this module needs nothing
-//! from `render/`.
+//! already serialized (a format version number and the body text), and gets back
+//! where the store [`Kept`] it, which it renders as the result's stored link. A
+//! store keeps that row as it was given, bound to the principal that called,
+//! until the link expires, and hands it back as a [`StoredRow`]. It never reads a
+//! body: writing and reading the serialized form is the renderers'.
+//!
+//! This module imports no result type: the mapper turns a [`Kept`] into the
+//! result object's `StoredLink`.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -29,7 +31,6 @@ use std::sync::Arc;
 use jiff::{SignedDuration, Timestamp};
 
 use crate::config::{StoreBackend, StoreConfig};
-use crate::result::StoredLink;
 
 /// A boxed future of a store operation.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
@@ -60,6 +61,20 @@ impl Offload<'_> {
     }
 }
 
+/// Where a store kept a result, and for how long: what the mapper renders as the
+/// result's stored link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kept {
+    /// The signed link to read it back ([`ResultStore::get`]).
+    pub uri: String,
+    /// The size of the result's data in bytes, as [`Offload::data_size`] gave it.
+    pub size: Option<u64>,
+    /// The MIME type of the stored body.
+    pub mime: String,
+    /// When the link expires and the row may be purged.
+    pub expires_at: Timestamp,
+}
+
 /// A stored result as it was kept: the body and its format version, as an
 /// [`Offload`] handed them over.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,8 +87,8 @@ pub struct StoredRow {
 
 /// A place to keep large results.
 pub trait ResultStore: Send + Sync {
-    /// Keeps `offload.body` and returns the link to read it back.
-    fn put<'a>(&'a self, offload: Offload<'a>) -> StoreFuture<'a, StoredLink>;
+    /// Keeps `offload.body` and returns where: the link to read it back.
+    fn put<'a>(&'a self, offload: Offload<'a>) -> StoreFuture<'a, Kept>;
 
     /// The row behind `uri`, if it exists, has not expired and belongs to
     /// `principal`. Every other case is `None`, alike, so a caller learns nothing.
