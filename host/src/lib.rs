@@ -6,6 +6,7 @@
 //! [`render::legacy::parse`]), the [`render::Mapper`] renders it for the caller's
 //! format, and results too large to send inline go to a [`store::ResultStore`].
 
+pub mod app;
 pub mod catalog;
 pub mod config;
 pub mod mcp;

@@ -7,7 +7,9 @@
 //! until the link expires, and hands it back as a [`StoredRow`]. It never reads a
 //! body: writing and reading the serialized form is the renderers'.
 //!
-//! This module imports no result type: the mapper turns a [`Kept`] into the
+//! This module imports nothing from the rest of the crate (no result type, no
+//! configuration type): the composition root (`crate::app`) reads `[store]` and
+//! opens a store with plain arguments, and the mapper turns a [`Kept`] into the
 //! result object's `StoredLink`.
 
 use std::future::Future;
@@ -26,11 +28,7 @@ pub use postgres_tls::SslMode;
 pub use signing::Signer;
 pub use sqlite::SqliteStore;
 
-use std::sync::Arc;
-
-use jiff::{SignedDuration, Timestamp};
-
-use crate::config::{StoreBackend, StoreConfig};
+use jiff::Timestamp;
 
 /// A boxed future of a store operation.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
@@ -106,41 +104,3 @@ pub trait ResultStore: Send + Sync {
 #[derive(Debug, thiserror::Error)]
 #[error("result store: {0}")]
 pub struct StoreError(pub String);
-
-/// Opens the store the configuration names, with its signing key (created on
-/// first start); links live for `ttl`.
-///
-/// # Errors
-///
-/// A message naming the key file, the database file or the PostgreSQL problem,
-/// fit to print at start-up.
-pub async fn open(
-    config: &StoreConfig,
-    ttl: SignedDuration,
-) -> Result<Arc<dyn ResultStore>, String> {
-    let key = &config.signing_key_file;
-    let signer = Signer::load_or_create(key).map_err(|e| format!("{}: {e}", key.display()))?;
-    Ok(match &config.backend {
-        StoreBackend::Sqlite { path } => Arc::new(
-            SqliteStore::open(path, signer, ttl, Timestamp::now).map_err(|e| e.to_string())?,
-        ),
-        StoreBackend::Postgres {
-            url,
-            pool_size,
-            ca_file,
-        } => Arc::new(
-            PostgresStore::connect(
-                &url.resolve()?,
-                *pool_size,
-                ca_file.as_deref(),
-                signer,
-                ttl,
-                Timestamp::now,
-            )
-            .await
-            .map_err(|e| {
-                format!("{e}; check store.url and that the database accepts connections")
-            })?,
-        ),
-    })
-}
