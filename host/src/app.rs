@@ -1,10 +1,10 @@
 //! The composition root: where the configuration meets the parts it configures.
 //!
-//! The modules below the edge take plain values. The store knows no `[store]`
-//! table and the mapper no `[host]` table; this module reads them and builds
-//! the [`ResultStore`] and the [`Mapper`] that `main.rs` (and a test standing in
-//! for it) hands to the server. It is the outermost layer of `host/src`: it may
-//! import every module, and none imports it (see `docs/decisions.md`).
+//! The modules inward of the edge take plain values: the store knows no
+//! `[store]` table and the mapper no `[host]` table. This module reads them and
+//! builds the [`ResultStore`] and the [`Mapper`] that `main.rs` hands to the
+//! server and the `call` command. It is the outermost layer of `host/src`: it
+//! may import every module, and none imports it (see `docs/decisions.md`).
 
 use std::sync::Arc;
 
