@@ -37,9 +37,9 @@ use toolhost::config::Config;
 use toolhost::render::{
     Mapper, OutputMode, RenderContext, Revision, ServerInfo, SizeLimits, Target,
 };
-use toolhost::result::wit::plugin::PluginPre;
-use toolhost::result::wit::wit_types;
 use toolhost::result::{ContentPart, ToolResult};
+use toolhost::runtime::bindings::plugin::PluginPre;
+use toolhost::runtime::bindings::wit_types;
 use toolhost::runtime::{EngineSettings, Runtime};
 use toolhost::store::{Signer, SqliteStore};
 use wasmtime::Store;

@@ -15,7 +15,7 @@ use toolhost::config::{Config, PluginConfig, World};
 use toolhost::render::{Mapper, OutputMode, RenderContext, Revision, SizeLimits, Target};
 use toolhost::runtime::{EngineSettings, Runtime};
 use toolhost::samples;
-use toolhost::store::{MemoryStore, ResultStore};
+use toolhost::store::MemoryStore;
 
 /// Runs MCP tools written as sandboxed WebAssembly components.
 #[derive(Parser)]
@@ -266,7 +266,7 @@ async fn serve(
         Ok(tokens) => tokens,
         Err(message) => return usage_error(message),
     };
-    let store = match open_store(&config).await {
+    let store = match toolhost::app::open_store(&config).await {
         Ok(store) => store,
         Err(message) => return usage_error(message),
     };
@@ -282,7 +282,7 @@ async fn serve(
             }
         }
     });
-    let mapper = Mapper::new(config.host.size_limits, Some(store.clone()));
+    let mapper = toolhost::app::mapper(&config, store.clone());
     let server =
         toolhost::mcp::Server::new(Arc::new(catalog), mapper, store, config.host.output_mode);
     // Hot load: a changed plugin directory rebuilds the catalog.
@@ -321,13 +321,6 @@ async fn serve(
             }
         }
     }
-}
-
-/// The configured result store (SQLite in the data directory unless `[store]`
-/// names PostgreSQL), with its signing key.
-async fn open_store(config: &Config) -> Result<Arc<dyn ResultStore>, String> {
-    let ttl = SignedDuration::from_secs(config.host.result_ttl_secs);
-    toolhost::store::open(&config.store, ttl).await
 }
 
 /// The `mcpServers` entry a client needs to start this server over stdio (stderr).
@@ -418,11 +411,11 @@ async fn call(
             return usage_error(format!("{unknown}; the tools are: {}", names.join(", ")));
         }
     };
-    let store = match open_store(&config).await {
+    let store = match toolhost::app::open_store(&config).await {
         Ok(store) => store,
         Err(message) => return usage_error(message),
     };
-    let mapper = Mapper::new(config.host.size_limits, Some(store));
+    let mapper = toolhost::app::mapper(&config, store);
     let tool = catalog.tool(name).expect("the tool was just called");
     let mut ctx = RenderContext::new(name, jiff::Timestamp::now());
     ctx.output_schema = tool.descriptor.output_schema.as_ref();

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use super::legacy::format::encode;
 use super::{RenderContext, Rendering, Target};
-use crate::result::{ContentPart, ErrorCode, ToolResult};
-use crate::store::{Offload, ResultStore};
+use crate::result::{ContentPart, ErrorCode, StoredLink, ToolResult};
+use crate::store::{Kept, Offload, ResultStore};
 
 /// The largest complete rendering, in bytes of compact JSON, each format sends
 /// inline. The ADR's default is 100 KB for every format.
@@ -154,7 +154,7 @@ impl Mapper {
             principal: ctx.principal,
         };
         let link = match store.put(offload).await {
-            Ok(link) => link,
+            Ok(kept) => stored_link(kept),
             Err(error) => {
                 // The cause may name the database file or server: the log has it,
                 // the caller gets the code and the sizes.
@@ -349,6 +349,16 @@ pub fn json_size_exceeds(value: &Value, limit: usize) -> bool {
     }
     let mut sum = 0;
     at_least(value, limit, &mut sum)
+}
+
+/// The result object's part for where the store kept a result.
+fn stored_link(kept: Kept) -> StoredLink {
+    StoredLink {
+        uri: kept.uri,
+        size: kept.size,
+        mime: kept.mime,
+        expires_at: Some(kept.expires_at),
+    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,6 @@
 
 mod builder;
 mod namespace;
-pub mod wit;
 
 pub use builder::ToolResultBuilder;
 pub use namespace::{Extension, NamespaceError, validate_name, validate_namespace};

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::result::wit::wit_types;
+use super::bindings::wit_types;
 
 /// A tool as its plugin describes it.
 #[derive(Debug, Clone, PartialEq)]

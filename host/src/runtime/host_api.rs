@@ -5,8 +5,7 @@
 //! budget is dropped (neither logged nor sent), and the call ends as
 //! `resource_limit` naming the budget, whatever the guest returns.
 
-use crate::result::wit::plugin::toolhost::plugin::{host, types};
-
+use super::bindings::plugin::toolhost::plugin::{host, types};
 use super::state::{CallState, GuestEvent, LOG_LINES_PER_CALL, LogLevel};
 
 impl types::Host for CallState {}

@@ -7,11 +7,13 @@
 //! `describe` once. A call ([`Plugin::call`]) gets a new store and instance from
 //! the cached pre-instantiation; nothing carries over from one call to the next.
 
+pub mod bindings;
 mod cache;
 mod descriptor;
 mod engine;
 mod events;
 mod faults;
+mod guest_result;
 mod host_api;
 mod http;
 mod in_flight;
@@ -29,6 +31,7 @@ pub use descriptor::{Annotations, ToolDescriptor};
 pub use engine::{EPOCH_TICK, EngineSettings};
 pub use events::{Empty, EventReceiver, EventSender, GuestEvent, LogLevel, event_channel};
 pub use faults::{host_failure, with_call_id};
+pub use guest_result::MalformedResult;
 pub use in_flight::ResultsInFlight;
 pub use network::NetworkPolicy;
 pub use plugin::{CallContext, Plugin, call_budget};
@@ -44,8 +47,8 @@ use wasmtime::Engine;
 use wasmtime::component::{Component, Linker};
 
 use crate::config::{PluginConfig, World};
-use crate::result::wit::legacy_app::{LegacyApp, LegacyAppPre};
-use crate::result::wit::plugin::{Plugin as PluginWorld, PluginPre};
+use bindings::legacy_app::{LegacyApp, LegacyAppPre};
+use bindings::plugin::{Plugin as PluginWorld, PluginPre};
 use cache::CompileCache;
 use engine::EpochTicker;
 use http::HttpTls;

@@ -9,19 +9,20 @@ use tokio::sync::Semaphore;
 use wasmtime::component::{ResourceTable, ResourceTableError};
 use wasmtime::{Engine, Store, UpdateDeadline};
 
+use super::bindings::legacy_app::LegacyAppPre;
+use super::bindings::plugin::PluginPre;
+use super::bindings::{to_wit_datetime, wit_types};
 use super::cache::Origin;
 use super::descriptor::ToolDescriptor;
 use super::engine::EPOCH_TICK;
 use super::faults::{DeadlineExceeded, FaultContext, fault, host_failure};
+use super::guest_result::result_bytes;
 use super::in_flight::{ResultsInFlight, SMALL_RESULT_BYTES};
 use super::output::GuestOutput;
 use super::policy::{Capabilities, Denials};
 use super::state::{BudgetHit, CallLimiter, CallState, EventSender};
 use crate::config::World;
 use crate::render::legacy::format::decode_app_response;
-use crate::result::wit::legacy_app::LegacyAppPre;
-use crate::result::wit::plugin::PluginPre;
-use crate::result::wit::{result_bytes, to_wit_datetime, wit_types};
 use crate::result::{ErrorCode, ToolResult};
 
 /// The component, linked and ready to instantiate, in its world.

@@ -6,8 +6,7 @@ use std::sync::Mutex;
 use jiff::{SignedDuration, Timestamp};
 use sha2::{Digest, Sha256};
 
-use super::{Offload, ResultStore, StoreError, StoreFuture, StoredRow};
-use crate::result::StoredLink;
+use super::{Kept, Offload, ResultStore, StoreError, StoreFuture, StoredRow};
 
 /// A stored entry: the serialized result and to whom it belongs.
 #[derive(Debug, Clone)]
@@ -68,7 +67,7 @@ impl ResultStore for MemoryStore {
         })
     }
 
-    fn put<'a>(&'a self, offload: Offload<'a>) -> StoreFuture<'a, StoredLink> {
+    fn put<'a>(&'a self, offload: Offload<'a>) -> StoreFuture<'a, Kept> {
         Box::pin(async move {
             let format = offload.row_format()?;
             let mut hash = Sha256::new();
@@ -94,11 +93,11 @@ impl ResultStore for MemoryStore {
                     expires_at,
                 },
             );
-            Ok(StoredLink {
+            Ok(Kept {
                 uri,
                 size: offload.data_size,
                 mime: "application/json".into(),
-                expires_at: Some(expires_at),
+                expires_at,
             })
         })
     }

@@ -1,12 +1,16 @@
 //! Where results too large to send inline are kept, and read back from.
 //!
 //! The mapper hands a [`ResultStore`] the complete result it could not send,
-//! already serialized (a format version number and the body text), and renders
-//! the [`StoredLink`] it gets back. A store keeps that row as it was given, bound
-//! to the principal that called, until the link expires, and hands it back as a
-//! [`StoredRow`]. It never reads a body: writing and reading the serialized form
-//! is the renderers' (`render::legacy::format`), so this module needs nothing
-//! from `render/`.
+//! already serialized (a format version number and the body text), and gets back
+//! where the store [`Kept`] it, which it renders as the result's stored link. A
+//! store keeps that row as it was given, bound to the principal that called,
+//! until the link expires, and hands it back as a [`StoredRow`]. It never reads a
+//! body: writing and reading the serialized form is the renderers'.
+//!
+//! This module imports nothing from the rest of the crate (no result type, no
+//! configuration type): the composition root (`crate::app`) reads `[store]` and
+//! opens a store with plain arguments, and the mapper turns a [`Kept`] into the
+//! result object's `StoredLink`.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -24,12 +28,7 @@ pub use postgres_tls::SslMode;
 pub use signing::Signer;
 pub use sqlite::SqliteStore;
 
-use std::sync::Arc;
-
-use jiff::{SignedDuration, Timestamp};
-
-use crate::config::{StoreBackend, StoreConfig};
-use crate::result::StoredLink;
+use jiff::Timestamp;
 
 /// A boxed future of a store operation.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
@@ -60,6 +59,20 @@ impl Offload<'_> {
     }
 }
 
+/// Where a store kept a result, and for how long: what the mapper renders as the
+/// result's stored link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kept {
+    /// The signed link to read it back ([`ResultStore::get`]).
+    pub uri: String,
+    /// The size of the result's data in bytes, as [`Offload::data_size`] gave it.
+    pub size: Option<u64>,
+    /// The MIME type of the stored body.
+    pub mime: String,
+    /// When the link expires and the row may be purged.
+    pub expires_at: Timestamp,
+}
+
 /// A stored result as it was kept: the body and its format version, as an
 /// [`Offload`] handed them over.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,8 +85,8 @@ pub struct StoredRow {
 
 /// A place to keep large results.
 pub trait ResultStore: Send + Sync {
-    /// Keeps `offload.body` and returns the link to read it back.
-    fn put<'a>(&'a self, offload: Offload<'a>) -> StoreFuture<'a, StoredLink>;
+    /// Keeps `offload.body` and returns where: the link to read it back.
+    fn put<'a>(&'a self, offload: Offload<'a>) -> StoreFuture<'a, Kept>;
 
     /// The row behind `uri`, if it exists, has not expired and belongs to
     /// `principal`. Every other case is `None`, alike, so a caller learns nothing.
@@ -91,41 +104,3 @@ pub trait ResultStore: Send + Sync {
 #[derive(Debug, thiserror::Error)]
 #[error("result store: {0}")]
 pub struct StoreError(pub String);
-
-/// Opens the store the configuration names, with its signing key (created on
-/// first start); links live for `ttl`.
-///
-/// # Errors
-///
-/// A message naming the key file, the database file or the PostgreSQL problem,
-/// fit to print at start-up.
-pub async fn open(
-    config: &StoreConfig,
-    ttl: SignedDuration,
-) -> Result<Arc<dyn ResultStore>, String> {
-    let key = &config.signing_key_file;
-    let signer = Signer::load_or_create(key).map_err(|e| format!("{}: {e}", key.display()))?;
-    Ok(match &config.backend {
-        StoreBackend::Sqlite { path } => Arc::new(
-            SqliteStore::open(path, signer, ttl, Timestamp::now).map_err(|e| e.to_string())?,
-        ),
-        StoreBackend::Postgres {
-            url,
-            pool_size,
-            ca_file,
-        } => Arc::new(
-            PostgresStore::connect(
-                &url.resolve()?,
-                *pool_size,
-                ca_file.as_deref(),
-                signer,
-                ttl,
-                Timestamp::now,
-            )
-            .await
-            .map_err(|e| {
-                format!("{e}; check store.url and that the database accepts connections")
-            })?,
-        ),
-    })
-}

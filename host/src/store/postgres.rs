@@ -23,8 +23,7 @@ use jiff::{SignedDuration, Timestamp};
 use super::postgres_tls::{self, SslMode};
 use super::row::{MIME, NewRow};
 use super::signing::Signer;
-use super::{Offload, ResultStore, StoreError, StoreFuture, StoredRow};
-use crate::result::StoredLink;
+use super::{Kept, Offload, ResultStore, StoreError, StoreFuture, StoredRow};
 
 /// Serialises the schema setup of replicas starting at once (an arbitrary,
 /// fixed advisory lock number: "toolhost" in ASCII).
@@ -216,7 +215,7 @@ impl PostgresStore {
 }
 
 impl ResultStore for PostgresStore {
-    fn put<'a>(&'a self, offload: Offload<'a>) -> StoreFuture<'a, StoredLink> {
+    fn put<'a>(&'a self, offload: Offload<'a>) -> StoreFuture<'a, Kept> {
         let row = NewRow::new(offload, (self.clock)(), self.ttl);
         Box::pin(async move {
             let row = row?;
@@ -239,7 +238,7 @@ impl ResultStore for PostgresStore {
                 )
                 .await
                 .map_err(failed("writing a result"))?;
-            row.link(&self.signer)
+            row.kept(&self.signer)
         })
     }
 

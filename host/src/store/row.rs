@@ -5,8 +5,7 @@
 use jiff::{SignedDuration, Timestamp};
 
 use super::signing::Signer;
-use super::{Offload, StoreError};
-use crate::result::StoredLink;
+use super::{Kept, Offload, StoreError};
 
 /// The MIME type of every stored result: the serialized result object.
 pub const MIME: &str = "application/json";
@@ -56,19 +55,18 @@ impl NewRow {
         })
     }
 
-    /// The signed link the mapper renders for this row once it is written.
+    /// Where this row was kept, with its signed link, once it is written.
     ///
     /// # Errors
     ///
     /// When the expiry is not a valid timestamp (it was made from one).
-    pub fn link(&self, signer: &Signer) -> Result<StoredLink, StoreError> {
-        Ok(StoredLink {
+    pub fn kept(&self, signer: &Signer) -> Result<Kept, StoreError> {
+        Ok(Kept {
             uri: signer.link(&self.id, self.principal.as_deref(), self.expires_at),
             size: self.size.map(|s| s as u64),
             mime: MIME.into(),
-            expires_at: Some(
-                Timestamp::from_second(self.expires_at).map_err(|e| StoreError(e.to_string()))?,
-            ),
+            expires_at: Timestamp::from_second(self.expires_at)
+                .map_err(|e| StoreError(e.to_string()))?,
         })
     }
 }

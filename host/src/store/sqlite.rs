@@ -23,8 +23,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::row::{MIME, NewRow};
 use super::signing::Signer;
-use super::{Offload, ResultStore, StoreError, StoreFuture, StoredRow};
-use crate::result::StoredLink;
+use super::{Kept, Offload, ResultStore, StoreError, StoreFuture, StoredRow};
 
 /// Results in an SQLite file.
 pub struct SqliteStore {
@@ -117,7 +116,7 @@ impl SqliteStore {
 }
 
 impl ResultStore for SqliteStore {
-    fn put<'a>(&'a self, offload: Offload<'a>) -> StoreFuture<'a, StoredLink> {
+    fn put<'a>(&'a self, offload: Offload<'a>) -> StoreFuture<'a, Kept> {
         let row = NewRow::new(offload, (self.clock)(), self.ttl);
         let connection = self.connection.clone();
         Box::pin(async move {
@@ -135,7 +134,7 @@ impl ResultStore for SqliteStore {
             })
             .await
             .map_err(|e| StoreError(format!("the store's writer failed: {e}")))??;
-            row.link(&self.signer)
+            row.kept(&self.signer)
         })
     }
 
