@@ -11,6 +11,7 @@
 //! the result store, rendering a link instead.
 
 pub mod a2a;
+pub mod format;
 pub mod legacy;
 mod mapper;
 pub mod mcp;

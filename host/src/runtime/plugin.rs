@@ -18,7 +18,7 @@ use super::output::GuestOutput;
 use super::policy::{Capabilities, Denials};
 use super::state::{BudgetHit, CallLimiter, CallState, EventSender};
 use crate::config::World;
-use crate::render::legacy::format::decode_app_response;
+use crate::render::format::decode_app_response;
 use crate::result::wit::legacy_app::LegacyAppPre;
 use crate::result::wit::plugin::PluginPre;
 use crate::result::wit::{result_bytes, to_wit_datetime, wit_types};
