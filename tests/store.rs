@@ -251,7 +251,7 @@ async fn expired_links_are_refused_and_purge_removes_expired_rows_only() {
     for backend in BACKENDS {
         let place = Place::new(backend).await;
         let store = place.open().await;
-        let body = serde_json::to_string(&rows(50)).unwrap();
+        let (_, body) = encode(&rows(50));
         let start = NOW.load(Ordering::SeqCst);
         let soon = store
             .insert_raw("aa11", FormatVersion::V1, &body, None, start + 10)

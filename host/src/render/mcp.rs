@@ -46,7 +46,12 @@ impl Renderer for McpRenderer {
                     Outcome::Success { data: None } => {}
                     Outcome::Failure(error) => {
                         blocks.push(text_block(error.message.clone()));
-                        blocks.push(text_block(json!({ "error": error }).to_string()));
+                        let mut object =
+                            json!({ "code": error.code.as_str(), "message": error.message });
+                        if let Some(details) = &error.details {
+                            object["details"] = details.clone();
+                        }
+                        blocks.push(text_block(json!({ "error": object }).to_string()));
                     }
                 }
                 if let Some(summary) = result.summary() {
