@@ -89,9 +89,9 @@ env = ["PATH"]
     }
 }
 
-/// The whole result as text, to look for leaks anywhere in it.
+/// The whole result as text (its stored form), to look for leaks anywhere in it.
 fn text(result: &ToolResult) -> String {
-    serde_json::to_string(result).unwrap()
+    toolhost::render::format::encode(result).1
 }
 
 /// After a hostile call, the host still serves: a fresh instance counts from 1.

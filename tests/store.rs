@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use jiff::{SignedDuration, Timestamp};
 use serde_json::json;
-use toolhost::render::legacy::format::{FormatVersion, decode_stored, encode};
+use toolhost::render::format::{FormatVersion, decode_stored, encode};
 use toolhost::render::{Mapper, RenderContext, SizeLimits, Target, json_size};
 use toolhost::result::ToolResult;
 use toolhost::store::{Offload, PostgresStore, ResultStore, Signer, SqliteStore};
@@ -253,7 +253,7 @@ async fn expired_links_are_refused_and_purge_removes_expired_rows_only() {
     for backend in BACKENDS {
         let place = Place::new(backend).await;
         let store = place.open().await;
-        let body = serde_json::to_string(&rows(50)).unwrap();
+        let (_, body) = encode(&rows(50));
         let start = NOW.load(Ordering::SeqCst);
         let soon = store
             .insert_raw("aa11", FormatVersion::V1, &body, None, start + 10)

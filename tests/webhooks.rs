@@ -12,14 +12,15 @@ use common::webhook_server::WebhookServer;
 use serde_json::{Value, json};
 use toolhost::catalog::Caller;
 use toolhost::render::{Mapper, RenderContext, Target};
-use toolhost::result::{ContentPart, ErrorCode};
+use toolhost::result::{ContentPart, ErrorCode, Extension, Metadata, ToolResult};
 
 const SECRET: &str = "a shared secret of enough length";
 
-const TOOLS: [&str; 8] = [
+const TOOLS: [&str; 9] = [
     "create_order",
     "reject",
     "versioned",
+    "versioned_failure",
     "context",
     "plain",
     "slow",
@@ -44,6 +45,16 @@ fn config(url: &str, secret: &str, allow: &str) -> String {
          properties = { items = { type = \"array\" } }\n",
     );
     text
+}
+
+/// `result` without the call's duration, which the host measures and adds.
+fn without_duration(result: ToolResult) -> ToolResult {
+    assert!(result.metadata().duration_ms.is_some(), "{result:?}");
+    let metadata = Metadata {
+        duration_ms: None,
+        ..result.metadata().clone()
+    };
+    result.into_builder().metadata(metadata).build()
 }
 
 async fn host(webhook: &WebhookServer) -> TestHost {
@@ -98,9 +109,27 @@ async fn failures_versioned_results_and_plain_text_keep_their_meaning() {
     assert_eq!(error.message, "Out of stock");
     assert_eq!(error.details.as_ref().unwrap()["sku"], "X-9");
 
-    let versioned = host.call("versioned", json!({})).await;
-    assert_eq!(versioned.data(), Some(&json!({"total": 42})));
-    assert_eq!(versioned.summary(), Some("42 in all"));
+    // The versioned answers are literal JSON of format 1 (tests/common/webhook_server.rs).
+    let versioned = without_duration(host.call("versioned", json!({})).await);
+    assert_eq!(
+        versioned,
+        ToolResult::success(Some(json!({"total": 42})))
+            .summary("42 in all")
+            .build()
+    );
+    let versioned_failure = without_duration(host.call("versioned_failure", json!({})).await);
+    assert_eq!(
+        versioned_failure,
+        ToolResult::failure(ErrorCode::NotFound, "No order A-7.")
+            .details(json!({"orderId": "A-7"}))
+            .part(ContentPart::Text {
+                text: "Search by customer instead.".into(),
+                mime: Some("text/markdown".into()),
+            })
+            .dry_run(false)
+            .extension(Extension::new("com.example.orders", "region", json!("eu")).unwrap())
+            .build()
+    );
 
     // Not an envelope: passed through as one text part, as the legacy rule says.
     let plain = host.call("plain", json!({})).await;

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use axum::extract::State;
 use serde_json::{Value, json};
-use toolhost::render::legacy::format::encode;
+use toolhost::render::format::encode;
 use toolhost::render::{Mapper, OutputMode, RenderContext, Revision, ServerInfo, Target};
 use toolhost::result::ToolResult;
 use toolhost::samples::{self, Sample};

@@ -9,7 +9,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-use toolhost::render::legacy::format::{self, FormatVersion};
+use toolhost::render::format::{self, FormatVersion};
 use toolhost::render::legacy::parse::parse_legacy;
 use toolhost::result::ContentPart;
 

@@ -1,4 +1,5 @@
-//! The fixed sample results of the golden render matrix (`tests/golden/`) and of
+//! The fixed sample results of the golden render matrix (`tests/golden/`), of the
+//! literal stored rows of format 1 (`tests/formats/stored-v1/`) and of
 //! `toolhost samples`: one of each kind of result the mapper must handle.
 
 use jiff::Timestamp;

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use jiff::SignedDuration;
 use serde_json::{Value, json};
-use toolhost::render::legacy::format::decode_stored;
+use toolhost::render::format::decode_stored;
 use toolhost::render::{Mapper, Revision, SizeLimits};
 use toolhost::result::ToolResult;
 use toolhost::samples;

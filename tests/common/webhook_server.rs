@@ -125,12 +125,17 @@ async fn receive(
             "success": false,
             "error": {"message": "Out of stock", "code": "not_found", "sku": "X-9"},
         })),
-        "versioned" => {
-            let result = toolhost::result::ToolResult::success(Some(json!({"total": 42})))
-                .summary("42 in all")
-                .build();
-            json_answer(json!({"format": 1, "result": result}))
-        }
+        // Versioned answers of format 1, written as a webhook author would.
+        "versioned" => literal_answer(
+            r#"{"format": 1, "result": {"outcome": {"success": {"data": {"total": 42}}}, "summary": "42 in all"}}"#,
+        ),
+        "versioned_failure" => literal_answer(
+            r#"{"format": 1, "result": {
+                "outcome": {"failure": {"code": "not_found", "message": "No order A-7.", "details": {"orderId": "A-7"}}},
+                "content": [{"kind": "text", "text": "Search by customer instead.", "mime": "text/markdown"}],
+                "metadata": {"dryRun": false, "extensions": [{"namespace": "com.example.orders", "name": "region", "value": "eu"}]}
+            }}"#,
+        ),
         "context" => json_answer(json!({"success": true, "data": call["context"]})),
         "plain" => "plain words, no envelope".into_response(),
         "slow" => {
@@ -142,6 +147,15 @@ async fn receive(
         "bad_body" => json_answer(json!({"format": 1, "result": {"outcome": {"BODY-MARKER": 1}}})),
         other => (StatusCode::NOT_FOUND, format!("no tool {other}")).into_response(),
     }
+}
+
+/// `text` as it is, as a JSON answer.
+fn literal_answer(text: &'static str) -> Response {
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        text,
+    )
+        .into_response()
 }
 
 fn json_answer(value: Value) -> Response {

@@ -33,7 +33,7 @@ use serde_json::{Value, json};
 use super::Server;
 use crate::catalog::Caller;
 use crate::render::{
-    OutputMode, RenderContext, Rendering, Revision, ServerInfo, Target, legacy, mcp,
+    OutputMode, RenderContext, Rendering, Revision, ServerInfo, Target, format, mcp,
 };
 use crate::runtime::{GuestEvent, LogLevel, event_channel};
 use crate::store::StoreError;
@@ -411,7 +411,7 @@ impl ServerHandler for Session {
             return Err(not_found());
         };
         // A row this toolhost cannot decode counts as a failure of the store.
-        let result = legacy::format::decode_stored(row.format, &row.body)
+        let result = format::decode_stored(row.format, &row.body)
             .map_err(|e| unreadable(StoreError(e.to_string())))?;
         let ctx = RenderContext::new("resources/read", jiff::Timestamp::now());
         Ok(mcp::stored_contents(&uri, &result, &ctx).into())

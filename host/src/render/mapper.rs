@@ -5,7 +5,7 @@ use std::sync::Arc;
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::{Value, json};
 
-use super::legacy::format::encode;
+use super::format::encode;
 use super::{RenderContext, Rendering, Target};
 use crate::result::{ContentPart, ErrorCode, StoredLink, ToolResult};
 use crate::store::{Kept, Offload, ResultStore};

@@ -9,6 +9,7 @@
 use serde_json::{Map, Value, json};
 
 use super::RenderContext;
+use super::format::v1;
 use crate::result::ToolResult;
 
 /// The prefix of the host's own metadata keys.
@@ -22,6 +23,7 @@ pub fn key(name: &str) -> String {
 /// Every metadata field of `result` as a map, in a fixed order: the host's
 /// well-known fields, then the extensions, then keys kept from a legacy envelope.
 /// The generation time is always present: the result's own, or the render time.
+/// `pagination` and `legacy` are in their format-1 form.
 pub fn metadata_map(result: &ToolResult, ctx: &RenderContext<'_>) -> Map<String, Value> {
     let meta = result.metadata();
     let mut map = Map::new();
@@ -40,7 +42,10 @@ pub fn metadata_map(result: &ToolResult, ctx: &RenderContext<'_>) -> Map<String,
         map.insert(key("dryRun"), json!(dry_run));
     }
     if let Some(pagination) = &meta.pagination {
-        map.insert(key("pagination"), json!(pagination));
+        map.insert(
+            key("pagination"),
+            v1::to_value(&v1::Pagination::from(pagination)),
+        );
     }
     if let Some(query) = &meta.query {
         map.insert(key("query"), query.clone());
@@ -49,7 +54,10 @@ pub fn metadata_map(result: &ToolResult, ctx: &RenderContext<'_>) -> Map<String,
         map.insert(extension.key(), extension.value().clone());
     }
     if !meta.legacy.is_empty() {
-        map.insert(key("legacy"), json!(meta.legacy));
+        map.insert(
+            key("legacy"),
+            v1::to_value(&v1::LegacyKeys::from(&meta.legacy)),
+        );
     }
     map
 }

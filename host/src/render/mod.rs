@@ -13,6 +13,7 @@
 //! instead.
 
 pub mod a2a;
+pub mod format;
 pub mod legacy;
 mod mapper;
 pub mod mcp;

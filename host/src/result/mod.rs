@@ -5,11 +5,16 @@
 //! may carry a summary, typed [`ContentPart`]s, [`StoredLink`]s to results kept in a
 //! store, and [`Metadata`]. Nothing here is named after a field of MCP or any other
 //! protocol: the renderers under `render/` decide how each part is spelled on the
-//! wire. The set of parts is closed; it grows by adding, never by changing.
+//! wire. Nor does anything here have a serialized form: the versioned forms a
+//! store keeps and an app answers with are types of their own
+//! (`crate::render::format`), so renaming a field here changes no stored row and
+//! no public contract. The set of parts is closed; it grows by adding, never by
+//! changing.
 //!
-//! Results come from three places: a guest's WIT `tool-result` (see [`wit`]), the
-//! legacy envelope string of an app tool (see `crate::render::legacy::parse`), and the host itself
-//! for faults it detects (a timeout, a memory limit).
+//! Results come from three places: a guest's WIT `tool-result` (converted in
+//! `crate::runtime`), an app's answer (decoded by `crate::render::format`, legacy
+//! envelopes by `crate::render::legacy::parse`), and the host itself for faults it
+//! detects (a timeout, a memory limit).
 
 mod builder;
 mod namespace;
@@ -18,32 +23,25 @@ pub use builder::ToolResultBuilder;
 pub use namespace::{Extension, NamespaceError, validate_name, validate_namespace};
 
 use jiff::Timestamp;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The complete answer of a tool call. Build one with [`ToolResult::success`] or
 /// [`ToolResult::failure`]; it cannot be changed afterwards, only rebuilt with
 /// [`ToolResult::to_builder`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolResult {
     pub(crate) outcome: Outcome,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) summary: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) content: Vec<ContentPart>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) stored_links: Vec<StoredLink>,
-    #[serde(default, skip_serializing_if = "Metadata::is_empty")]
     pub(crate) metadata: Metadata,
     /// What the result holds of a host-wide budget while it is alive (the
     /// runtime's bytes of results in flight); not part of its meaning.
-    #[serde(skip)]
     pub(crate) lease: Lease,
 }
 
 /// A share of a host-wide budget a [`ToolResult`] holds until its last copy is
-/// dropped. It takes no part in comparing, printing or serializing results.
+/// dropped. It takes no part in comparing or printing results.
 #[derive(Clone, Default)]
 pub struct Lease {
     /// Held, never read: dropping the last copy gives the share back.
@@ -177,29 +175,23 @@ impl ToolResult {
 }
 
 /// Whether the call succeeded: every result is exactly one of the two.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
-    Success {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        data: Option<Value>,
-    },
+    Success { data: Option<Value> },
     Failure(ToolError),
 }
 
 /// A failure with a stable code, a message and optional details.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolError {
     pub code: ErrorCode,
     pub message: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
 }
 
 /// Why a call failed. Closed, and grows only by adding: an existing code never
 /// changes its meaning or its name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorCode {
     /// Input the tool cannot use: malformed, unknown names, failing the input schema.
     InvalidArguments,
@@ -257,27 +249,17 @@ impl std::fmt::Display for ErrorCode {
 }
 
 /// An additional typed part of a result, beside the data.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", tag = "kind")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ContentPart {
     /// Text; `mime` says what kind (absent means plain text).
-    Text {
-        text: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        mime: Option<String>,
-    },
+    Text { text: String, mime: Option<String> },
     /// Binary content (an image, audio, any blob) with its MIME type.
-    Binary {
-        #[serde(with = "base64_bytes")]
-        data: Vec<u8>,
-        mime: String,
-    },
+    Binary { data: Vec<u8>, mime: String },
     /// A pointer to a resource the caller can fetch later.
     ResourceLink(ResourceLink),
     /// A resource whose content travels inside the result.
     EmbeddedResource {
         uri: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         mime: Option<String>,
         body: ResourceBody,
     },
@@ -300,89 +282,65 @@ impl ContentPart {
 }
 
 /// A pointer to a resource, with what is known about it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ResourceLink {
     pub uri: String,
     pub name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
 }
 
 /// The body of an embedded resource.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ResourceBody {
     Text(String),
-    Bytes(#[serde(with = "base64_bytes")] Vec<u8>),
+    Bytes(Vec<u8>),
 }
 
 /// A result kept in a store and reachable by its URI until it expires.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StoredLink {
     pub uri: String,
     /// Size of the stored content in bytes, when known (a legacy pointer may
     /// not say).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
     pub mime: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<Timestamp>,
 }
 
 /// Where a page of a longer list lies.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Pagination {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub has_more: Option<bool>,
 }
 
 /// Facts about a result: the well-known typed fields and the extension area.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Metadata {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pagination: Option<Pagination>,
     /// The call only previewed a change and committed nothing.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dry_run: Option<bool>,
     /// The size of the full response in bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_size: Option<u64>,
     /// The query the tool actually ran, echoed back.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<Value>,
     /// When the data was produced; the mapper uses the render time when unset.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generated_at: Option<Timestamp>,
     /// Until when the result is valid.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<Timestamp>,
     /// How long the call took in milliseconds (to the microsecond), measured by the host.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<f64>,
     /// Values of extensions, each under its validated namespace.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extensions: Vec<Extension>,
     /// Keys a legacy envelope carried that have no typed field, kept verbatim so
     /// nothing is lost: those beside the envelope (`preview`) and those inside its
     /// `_meta` object.
-    #[serde(default, skip_serializing_if = "LegacyKeys::is_empty")]
     pub legacy: LegacyKeys,
 }
 
@@ -393,34 +351,16 @@ impl Metadata {
 }
 
 /// Keys of a legacy envelope without a typed home, in their original order.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct LegacyKeys {
     /// Keys beside `success`/`data`/`error` (e.g. `preview`).
-    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub beside: serde_json::Map<String, Value>,
     /// Keys inside the envelope's metadata object.
-    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub meta: serde_json::Map<String, Value>,
 }
 
 impl LegacyKeys {
     pub fn is_empty(&self) -> bool {
         self.beside.is_empty() && self.meta.is_empty()
-    }
-}
-
-/// Bytes as standard base64 text in the serialized form.
-mod base64_bytes {
-    use base64::Engine as _;
-    use base64::engine::general_purpose::STANDARD;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&STANDARD.encode(bytes))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u8>, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        STANDARD.decode(text).map_err(serde::de::Error::custom)
     }
 }

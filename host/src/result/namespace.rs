@@ -4,7 +4,6 @@
 //! The rules follow MCP's `_meta` key prefixes (so a namespace can be used as one
 //! unchanged), and refuse the namespaces reserved by the protocols and by the host.
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The namespace the host keeps for its own metadata; extensions cannot use it.
@@ -12,27 +11,11 @@ pub const HOST_NAMESPACE: &str = "dev.toolhost";
 
 /// A value an extension attached to a result. Construct with [`Extension::new`],
 /// which validates the namespace and the name.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "RawExtension")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Extension {
     namespace: String,
     name: String,
     value: Value,
-}
-
-#[derive(Deserialize)]
-struct RawExtension {
-    namespace: String,
-    name: String,
-    value: Value,
-}
-
-impl TryFrom<RawExtension> for Extension {
-    type Error = NamespaceError;
-
-    fn try_from(raw: RawExtension) -> Result<Self, Self::Error> {
-        Extension::new(raw.namespace, raw.name, raw.value)
-    }
 }
 
 impl Extension {
@@ -238,11 +221,5 @@ mod tests {
         for bad in ["", "-a", "a-", "a/b", "a b", "é"] {
             assert!(validate_name(bad).is_err(), "{bad:?} must be refused");
         }
-    }
-
-    #[test]
-    fn deserializing_validates_too() {
-        let bad = serde_json::json!({"namespace": "dev.mcp", "name": "x", "value": 1});
-        assert!(serde_json::from_value::<Extension>(bad).is_err());
     }
 }

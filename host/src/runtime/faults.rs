@@ -168,7 +168,7 @@ mod tests {
                 stderr: String::new(),
             },
         );
-        let text = serde_json::to_string(&result).unwrap();
+        let (_, text) = crate::render::format::encode(&result);
         assert_eq!(result.error().unwrap().code, ErrorCode::ToolError);
         assert!(!text.contains("/var/lib"), "{text}");
         assert!(!text.contains("secret-dir"), "{text}");

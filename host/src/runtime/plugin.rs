@@ -22,7 +22,7 @@ use super::output::GuestOutput;
 use super::policy::{Capabilities, Denials};
 use super::state::{BudgetHit, CallLimiter, CallState, EventSender};
 use crate::config::World;
-use crate::render::legacy::format::decode_app_response;
+use crate::render::format::decode_app_response;
 use crate::result::{ErrorCode, ToolResult};
 
 /// The component, linked and ready to instantiate, in its world.

@@ -14,6 +14,7 @@
 //! refuses a delivery id it has seen (a replay). The answer is either the legacy
 //! `{"success": ..}` envelope or a versioned result (`{"format": N, "result":
 //! {..}}`); anything else is passed through as text, as the legacy rule says.
+//! [`decode_app_response`] parses it, once (the format: `docs/operating.md`).
 //!
 //! Defaults are strict: no redirects are followed, name lookups only yield
 //! addresses the allow-list grants (a name never grants loopback or private
@@ -39,7 +40,7 @@ use super::faults::host_failure;
 use super::network::NetworkPolicy;
 use super::plugin::CallContext;
 use crate::config::WebhookConfig;
-use crate::render::legacy::format::decode_app_response;
+use crate::render::format::decode_app_response;
 use crate::result::{ErrorCode, ToolResult};
 
 /// The header names of a signed call.

@@ -4,16 +4,19 @@
 //! existing readers (clients, prompts, evaluation suites) parse. It is rendered on
 //! its own for callers that ask for it, and as the text block of the MCP `compat`
 //! mode. The legacy parser ([`parse`]) reads it back into the same result; the
-//! versioned serialized form of stored results and app answers is in [`format`].
+//! versioned serialized form of stored results and app answers is in
+//! [`crate::render::format`].
 //!
 //! Layout: `success`; then `data` (a success with data) or `error` (always the
 //! message string, which is what legacy readers show); then `summary` and `dryRun`
 //! and the keys a legacy tool had put beside its envelope; then `_meta` with the
 //! well-known fields under their legacy names (`responseSize`, `resourceUri`, ...),
 //! the error's code and details, the content parts, and extension values under
-//! `namespace/name`.
+//! `namespace/name`. The parts (`_meta.parts`), the stored links
+//! (`_meta.storedLinks`) and the pagination (`_meta.pagination`) are written in
+//! their format-1 form ([`crate::render::format::v1`]), so a reader of stored rows
+//! and a reader of envelopes parse one form.
 
-pub mod format;
 pub mod keys;
 pub mod parse;
 
@@ -21,6 +24,7 @@ use serde::{Serialize, Serializer};
 use serde_json::{Map, Value, json};
 
 use super::RenderContext;
+use super::format::v1;
 use crate::result::{Outcome, ToolResult};
 
 /// Renders the legacy envelope as a JSON object.
@@ -106,7 +110,10 @@ impl<'a> Envelope<'a> {
             meta.insert(keys::RESPONSE_SIZE.into(), json!(size));
         }
         if let Some(pagination) = &metadata.pagination {
-            meta.insert(keys::PAGINATION.into(), json!(pagination));
+            meta.insert(
+                keys::PAGINATION.into(),
+                v1::to_value(&v1::Pagination::from(pagination)),
+            );
         }
         if let Some(query) = &metadata.query {
             meta.insert(keys::QUERY.into(), query.clone());
@@ -114,10 +121,16 @@ impl<'a> Envelope<'a> {
         if let Some(first) = result.stored_links().first() {
             // `resourceUri` is what legacy readers know; `storedLinks` keeps every link whole.
             meta.insert(keys::RESOURCE_URI.into(), json!(first.uri));
-            meta.insert(keys::STORED_LINKS.into(), json!(result.stored_links()));
+            let links: Vec<_> = result
+                .stored_links()
+                .iter()
+                .map(v1::StoredLink::from)
+                .collect();
+            meta.insert(keys::STORED_LINKS.into(), v1::to_value(&links));
         }
         if !result.content().is_empty() {
-            meta.insert(keys::PARTS.into(), json!(result.content()));
+            let parts: Vec<_> = result.content().iter().map(v1::Part::from).collect();
+            meta.insert(keys::PARTS.into(), v1::to_value(&parts));
         }
         for extension in &metadata.extensions {
             meta.insert(extension.key(), extension.value().clone());

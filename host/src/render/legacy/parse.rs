@@ -11,15 +11,18 @@
 //! no typed home is kept verbatim in [`LegacyKeys`], and the legacy renderer puts
 //! it back where it was.
 //!
-//! App tools answer with this envelope, or with a versioned result (see
-//! [`super::format`]).
+//! The envelope's `_meta.parts`, `_meta.storedLinks` and `_meta.pagination` are
+//! read in their format-1 form ([`crate::render::format::v1`]). App tools answer
+//! with this envelope, or with a versioned result (see
+//! [`crate::render::format::decode_app_response`]).
 
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::keys;
+use crate::render::format::v1;
 use crate::result::{
-    ContentPart, ErrorCode, Extension, LegacyKeys, Pagination, StoredLink, ToolResult,
-    ToolResultBuilder,
+    ContentPart, ErrorCode, Extension, LegacyKeys, StoredLink, ToolResult, ToolResultBuilder,
 };
 
 /// Parses a legacy answer into a result object. Never fails: text that is not an
@@ -37,15 +40,36 @@ use crate::result::{
 /// ```
 pub fn parse_legacy(text: &str) -> ToolResult {
     match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(envelope))
-            if envelope.get(keys::SUCCESS).is_some_and(Value::is_boolean) =>
-        {
-            parse_envelope(envelope)
-        }
-        _ => ToolResult::success(None)
-            .part(ContentPart::text(text))
-            .build(),
+        Ok(Value::Object(envelope)) if is_envelope(&envelope) => parse_envelope(envelope),
+        _ => pass_through(text),
     }
+}
+
+/// Reads an answer that is already parsed, by the same rule as [`parse_legacy`]:
+/// the result of an envelope, or the value back when it is not one (the caller
+/// passes its text through with [`pass_through`]).
+///
+/// # Errors
+///
+/// The value itself when it is not an object with a boolean `success`.
+pub fn read_envelope(value: Value) -> Result<ToolResult, Value> {
+    match value {
+        Value::Object(envelope) if is_envelope(&envelope) => Ok(parse_envelope(envelope)),
+        other => Err(other),
+    }
+}
+
+/// What the legacy rule makes of text that is not an envelope: a success with
+/// the text, unchanged, as its one part.
+pub fn pass_through(text: &str) -> ToolResult {
+    ToolResult::success(None)
+        .part(ContentPart::text(text))
+        .build()
+}
+
+/// A JSON object with a boolean `success` is an envelope.
+fn is_envelope(object: &Map<String, Value>) -> bool {
+    object.get(keys::SUCCESS).is_some_and(Value::is_boolean)
 }
 
 fn parse_envelope(mut envelope: Map<String, Value>) -> ToolResult {
@@ -156,9 +180,14 @@ fn read_meta(
     meta: Map<String, Value>,
     legacy: &mut LegacyKeys,
 ) -> ToolResultBuilder {
-    let links = meta
-        .get(keys::STORED_LINKS)
-        .and_then(|links| serde_json::from_value::<Vec<StoredLink>>(links.clone()).ok());
+    let links = meta.get(keys::STORED_LINKS).and_then(|links| {
+        Vec::<v1::StoredLink>::deserialize(links).ok().map(|links| {
+            links
+                .into_iter()
+                .map(v1::StoredLink::into_link)
+                .collect::<Vec<_>>()
+        })
+    });
     let first_link_uri = links
         .as_ref()
         .and_then(|l| l.first())
@@ -200,9 +229,9 @@ fn read_meta(
                 }
                 other => Some(other),
             },
-            keys::PAGINATION => match serde_json::from_value::<Pagination>(value.clone()) {
+            keys::PAGINATION => match v1::Pagination::deserialize(&value) {
                 Ok(pagination) => {
-                    builder = builder.pagination(pagination);
+                    builder = builder.pagination(pagination.into_pagination());
                     None
                 }
                 Err(_) => Some(value),
@@ -234,9 +263,9 @@ fn read_meta(
                 }
                 None => Some(value),
             },
-            keys::PARTS => match serde_json::from_value::<Vec<ContentPart>>(value.clone()) {
+            keys::PARTS => match Vec::<v1::Part>::deserialize(&value) {
                 Ok(parts) => {
-                    builder = builder.parts(parts);
+                    builder = builder.parts(parts.into_iter().map(v1::Part::into_part));
                     None
                 }
                 Err(_) => Some(value),

@@ -1,19 +1,28 @@
-//! The versioned serialized form of a result: what is written where a result
-//! leaves the host and is read back later (a stored large result, an app's
-//! answer).
+//! The serialized forms of a result that are not renderings: what is written
+//! where a result leaves the host to be read back later (a stored large result)
+//! and what an app tool answers with.
 //!
-//! Each serialized result carries a [`FormatVersion`]; [`decode`] picks the
-//! reader for it, so rows written by an older toolhost and apps built against an
-//! older format stay readable. [`encode`] writes the current version; the mapper
-//! encodes a result before it hands it to the result store, and [`decode_stored`]
-//! reads back the row the store kept (the store itself never reads one). The
+//! Each serialized result carries a [`FormatVersion`]; [`decode`] picks the reader
+//! for it, so rows written by an older toolhost and apps built against an older
+//! format stay readable. [`encode`] writes the current version; the mapper encodes
+//! a result before it hands it to the result store, and [`decode_stored`] reads
+//! back the row the store kept (the store itself never reads one). An app's answer
+//! is parsed once by [`decode_app_response`]: a versioned result
+//! (`{"format": N, "result": {..}}`) or, failing that, the legacy envelope.
+//!
+//! The fields of each version are types of their own, in one module per version
+//! ([`v1`]); [`ToolResult`] has no serialized form of its own. The
 //! [`FormatVersion::Legacy`] form is the `{"success": ..}` envelope, read by
-//! [`parse_legacy`].
+//! [`parse_legacy`]. The literal files under `tests/formats/` pin every version.
 
-use serde_json::Value;
+mod app;
+pub mod v1;
 
-use super::keys;
-use super::parse::parse_legacy;
+pub use app::{AppAnswer, decode_app_response};
+
+use serde::Deserialize;
+
+use super::legacy::parse::parse_legacy;
 use crate::result::ToolResult;
 
 /// The version of a serialized result. Add a variant for each new serialized form;
@@ -22,7 +31,7 @@ use crate::result::ToolResult;
 pub enum FormatVersion {
     /// The legacy `{"success": ..}` envelope string, which carries no version.
     Legacy = 0,
-    /// The serialized [`ToolResult`] of toolhost 0.1 (camelCase JSON).
+    /// Format 1 of toolhost 0.1 (camelCase JSON, see [`v1`]).
     V1 = 1,
 }
 
@@ -52,22 +61,44 @@ pub enum FormatError {
         known = FormatVersion::CURRENT.number()
     )]
     UnknownVersion(u64),
+    /// An app's answer whose `format` is not a whole number.
+    #[error("the answer's \"format\" is {0}, not a format version (a whole number such as 1)")]
+    NotAVersion(serde_json::Number),
     /// A stored row's version this build does not know (rows keep it signed).
     #[error(
         "a stored result has format version {0}, newer than this toolhost knows; upgrade toolhost"
     )]
     UnknownStoredVersion(i64),
+    /// The text is not JSON of the version's shape.
     #[error("result of format version {version} is not valid: {source}")]
     Invalid {
         version: u64,
         #[source]
         source: serde_json::Error,
     },
+    /// The JSON has the version's shape, but a field holds what no result can.
+    #[error("result of format version {version} is not valid: {at}: {problem}")]
+    Refused {
+        version: u64,
+        at: String,
+        problem: String,
+    },
+}
+
+impl FormatError {
+    fn refused(version: FormatVersion, refusal: v1::Refusal) -> FormatError {
+        FormatError::Refused {
+            version: version.number(),
+            at: refusal.at,
+            problem: refusal.problem,
+        }
+    }
 }
 
 /// Serializes `result` in the current format version.
 pub fn encode(result: &ToolResult) -> (FormatVersion, String) {
-    let text = serde_json::to_string(result).expect("a ToolResult always serializes");
+    let text =
+        serde_json::to_string(&v1::Body::from(result)).expect("a format-1 body always serializes");
     (FormatVersion::CURRENT, text)
 }
 
@@ -75,16 +106,34 @@ pub fn encode(result: &ToolResult) -> (FormatVersion, String) {
 ///
 /// # Errors
 ///
-/// [`FormatError::Invalid`] when the text is not a result of that version. The
-/// legacy version never fails: any text is a valid legacy answer.
+/// [`FormatError::Invalid`] when the text is not a result of that version,
+/// [`FormatError::Refused`] when a field holds what no result can (an unknown
+/// error code, a reserved extension namespace). The legacy version never fails:
+/// any text is a valid legacy answer.
 pub fn decode(version: FormatVersion, text: &str) -> Result<ToolResult, FormatError> {
     match version {
         FormatVersion::Legacy => Ok(parse_legacy(text)),
-        FormatVersion::V1 => serde_json::from_str(text).map_err(|source| FormatError::Invalid {
-            version: version.number(),
-            source,
-        }),
+        FormatVersion::V1 => {
+            let body: v1::Body =
+                serde_json::from_str(text).map_err(|source| FormatError::Invalid {
+                    version: version.number(),
+                    source,
+                })?;
+            body.into_result()
+                .map_err(|refusal| FormatError::refused(version, refusal))
+        }
     }
+}
+
+/// Reads a body of format 1 that is already parsed (the `result` of an app's answer).
+fn decode_v1_value(value: serde_json::Value) -> Result<ToolResult, FormatError> {
+    let version = FormatVersion::V1;
+    let body = v1::Body::deserialize(value).map_err(|source| FormatError::Invalid {
+        version: version.number(),
+        source,
+    })?;
+    body.into_result()
+        .map_err(|refusal| FormatError::refused(version, refusal))
 }
 
 /// Reads a row a result store kept (`crate::store::StoredRow`): `body` in the
@@ -93,44 +142,14 @@ pub fn decode(version: FormatVersion, text: &str) -> Result<ToolResult, FormatEr
 /// # Errors
 ///
 /// [`FormatError::UnknownStoredVersion`] when the version is newer than this
-/// toolhost knows, [`FormatError::Invalid`] when the body does not parse.
+/// toolhost knows, [`FormatError::Invalid`] or [`FormatError::Refused`] when the
+/// body is not a result of its version.
 pub fn decode_stored(format: i64, body: &str) -> Result<ToolResult, FormatError> {
     let version = u64::try_from(format)
         .ok()
         .and_then(FormatVersion::from_number)
         .ok_or(FormatError::UnknownStoredVersion(format))?;
     decode(version, body)
-}
-
-/// Reads an app's answer: either a versioned result object
-/// (`{"format": N, "result": {..}}`) or, failing that, legacy text.
-///
-/// # Errors
-///
-/// A [`FormatError`] when the answer claims a format version it does not hold,
-/// or one newer than this build knows.
-pub fn decode_app_response(text: &str) -> Result<ToolResult, FormatError> {
-    if let Ok(Value::Object(object)) = serde_json::from_str::<Value>(text)
-        && let (Some(Value::Number(format)), Some(result)) =
-            (object.get("format"), object.get("result"))
-        && !object.contains_key(keys::SUCCESS)
-    {
-        let number = format
-            .as_u64()
-            .ok_or(FormatError::UnknownVersion(u64::MAX))?;
-        let version =
-            FormatVersion::from_number(number).ok_or(FormatError::UnknownVersion(number))?;
-        return match version {
-            FormatVersion::Legacy => Ok(parse_legacy(&result.to_string())),
-            FormatVersion::V1 => {
-                serde_json::from_value(result.clone()).map_err(|source| FormatError::Invalid {
-                    version: number,
-                    source,
-                })
-            }
-        };
-    }
-    Ok(parse_legacy(text))
 }
 
 #[cfg(test)]
@@ -147,22 +166,8 @@ mod tests {
             .part(ContentPart::binary(vec![0, 1, 2], "image/png"))
             .build();
         let (version, text) = encode(&result);
+        assert_eq!(version, FormatVersion::V1);
         assert_eq!(decode(version, &text).unwrap(), result);
-    }
-
-    #[test]
-    fn app_response_with_version_or_legacy() {
-        let versioned =
-            r#"{"format": 1, "result": {"outcome": {"success": {"data": 5}}, "summary": "five"}}"#;
-        let result = decode_app_response(versioned).unwrap();
-        assert_eq!(result.data(), Some(&json!(5)));
-        assert_eq!(result.summary(), Some("five"));
-
-        let legacy = decode_app_response(r#"{"success": true, "data": 5}"#).unwrap();
-        assert_eq!(legacy.data(), Some(&json!(5)));
-
-        let future = decode_app_response(r#"{"format": 99, "result": {}}"#).unwrap_err();
-        assert!(future.to_string().contains("upgrade toolhost"), "{future}");
     }
 
     #[test]
@@ -199,6 +204,27 @@ mod tests {
             decode(FormatVersion::Legacy, text).unwrap().data(),
             Some(&json!(1))
         );
-        assert!(decode(FormatVersion::V1, text).is_err());
+        let error = decode(FormatVersion::V1, text).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("result of format version 1 is not valid: missing field `outcome`"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_refused_field_is_named_in_the_error() {
+        let error = decode(
+            FormatVersion::V1,
+            r#"{"outcome": {"failure": {"code": "oops", "message": "m"}}}"#,
+        )
+        .unwrap_err();
+        assert!(
+            error.to_string().starts_with(
+                "result of format version 1 is not valid: outcome.failure.code: unknown error code \"oops\""
+            ),
+            "{error}"
+        );
     }
 }
