@@ -654,3 +654,49 @@ fn strings_that_are_not_uris_never_reach_a_uri_field() {
         }
     }
 }
+
+/// The owned path renders the same bytes as the borrowed one, inline or
+/// offloaded, for every sample and target, at the default limit and at one
+/// that every data-carrying sample is over.
+#[tokio::test]
+async fn the_owned_path_renders_the_same_bytes() {
+    use toolhost::store::{Kept, Offload, ResultStore, StoreFuture, StoredRow};
+    /// A store that keeps nothing and answers one fixed link, so both paths
+    /// offload alike.
+    struct Fixed;
+    impl ResultStore for Fixed {
+        fn put<'a>(&'a self, _: Offload<'a>) -> StoreFuture<'a, Kept> {
+            Box::pin(async {
+                Ok(Kept {
+                    uri: "toolhost://results/fixed".into(),
+                    size: Some(1),
+                    mime: "application/json".into(),
+                    expires_at: jiff::Timestamp::from_second(1_900_000_000).unwrap(),
+                })
+            })
+        }
+        fn get<'a>(&'a self, _: &'a str, _: Option<&'a str>) -> StoreFuture<'a, Option<StoredRow>> {
+            Box::pin(async { Ok(None) })
+        }
+        fn purge(&self) -> StoreFuture<'_, u64> {
+            Box::pin(async { Ok(0) })
+        }
+    }
+    let mut seen_inline = 0;
+    for limit in [SizeLimits::DEFAULT_BYTES, 200] {
+        let mapper = Mapper::new(SizeLimits::uniform(limit), Some(Arc::new(Fixed)));
+        for sample in toolhost::samples::all() {
+            for target in Target::all() {
+                let mut ctx = RenderContext::new(sample.name, toolhost::samples::render_time());
+                ctx.output_schema = sample.output_schema.as_ref();
+                let borrowed = mapper.render(&sample.result, target, &ctx).await;
+                let owned = mapper
+                    .render_owned(sample.result.clone(), target, &ctx)
+                    .await;
+                assert_eq!(owned, borrowed, "{} {target} at {limit}", sample.name);
+                seen_inline += usize::from(!owned.offloaded);
+            }
+        }
+    }
+    assert!(seen_inline > 100, "{seen_inline}");
+}

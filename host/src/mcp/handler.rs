@@ -377,7 +377,7 @@ impl ServerHandler for Session {
         let rendered = self
             .server
             .mapper
-            .render(&result, Target::Mcp { revision, mode }, &render)
+            .render_owned(result, Target::Mcp { revision, mode }, &render)
             .await;
         match rendered.rendering {
             Rendering::Mcp(wire) => Ok((*wire).into()),

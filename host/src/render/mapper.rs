@@ -6,7 +6,8 @@ use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::{Value, json};
 
 use super::format::encode;
-use super::{RenderContext, Rendering, Target};
+use super::mcp::McpRenderer;
+use super::{RenderContext, Rendering, Target, structured};
 use crate::result::{ContentPart, ErrorCode, StoredLink, ToolResult};
 use crate::store::{Kept, Offload, ResultStore};
 
@@ -92,6 +93,41 @@ impl Mapper {
         ctx: &RenderContext<'_>,
     ) -> Rendering {
         target.render(result, ctx)
+    }
+
+    /// [`Mapper::render`] of a result the caller gives away: what the MCP edge
+    /// does with each call's result. The same bytes; where the rendering carries
+    /// the data as structured content (MCP from 2025-06-18) and fits the limit,
+    /// the data moves into it instead of being copied.
+    pub async fn render_owned(
+        &self,
+        mut result: ToolResult,
+        target: Target,
+        ctx: &RenderContext<'_>,
+    ) -> Rendered {
+        if let Target::Mcp { revision, mode } = target
+            && let Some(data) = result.data()
+            && let Some(shape) = structured::shape(data, ctx.output_schema, revision)
+        {
+            let limit = self.limits.for_target(target);
+            let renderer = McpRenderer { revision, mode };
+            let mut out = renderer.render_without_data(&result, ctx);
+            // The member the data adds: `,"structuredContent":` and the data.
+            let added = ",\"structuredContent\":".len() + shape.overhead();
+            let fits = !json_size_exceeds(data, limit)
+                && (size_bound(&out) + value_bound(data) + added <= limit
+                    || serialized_size(&out) + serialized_size(data) + added <= limit);
+            if fits {
+                out.structured_content = result
+                    .take_data()
+                    .map(|data| structured::shaped(data, shape));
+                return Rendered {
+                    rendering: Rendering::Mcp(Box::new(out)),
+                    offloaded: false,
+                };
+            }
+        }
+        self.render(&result, target, ctx).await
     }
 
     /// Renders `result` for `target` within the target's size limit.

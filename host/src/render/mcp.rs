@@ -39,6 +39,20 @@ pub struct McpRenderer {
 
 impl McpRenderer {
     pub fn render(&self, result: &ToolResult, ctx: &RenderContext<'_>) -> CallToolResult {
+        let mut out = self.render_without_data(result, ctx);
+        out.structured_content = result
+            .data()
+            .and_then(|data| structured::content(data, ctx.output_schema, self.revision));
+        out
+    }
+
+    /// Everything of the rendering but the structured content, which the caller
+    /// adds (a copy of the data, or the data itself when it owns the result).
+    pub(super) fn render_without_data(
+        &self,
+        result: &ToolResult,
+        ctx: &RenderContext<'_>,
+    ) -> CallToolResult {
         let mut metadata = meta::metadata_map(result, ctx);
         let mut blocks = Vec::new();
         match self.mode {
@@ -80,9 +94,6 @@ impl McpRenderer {
         }
 
         let mut out = CallToolResult::success(blocks);
-        out.structured_content = result
-            .data()
-            .and_then(|data| structured::content(data, ctx.output_schema, self.revision));
         out.is_error = result.is_failure().then_some(true);
         if self.revision.is_stateless() {
             // 2026-07-28 names the server in every result; it is no part of what

@@ -21,24 +21,57 @@ pub const WRAP_KEY: &str = "result";
 /// and the definitions its `$ref`s point into.
 const ROOT_KEYWORDS: [&str; 4] = ["$schema", "$id", "$defs", "definitions"];
 
-/// The structured content for `data` on `revision`, or `None` where the revision
-/// has none (or where object-typed schema and non-object data disagree, which the
-/// runtime's output validation rules out).
-pub fn content(data: &Value, schema: Option<&Value>, revision: Revision) -> Option<Value> {
+/// How `data` travels as structured content on one revision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// The data as it is.
+    AsIs,
+    /// The data under [`WRAP_KEY`] in an object of its own.
+    Wrapped,
+}
+
+impl Shape {
+    /// What the shape adds to the data's size as compact JSON: `{"result":` and `}`.
+    pub fn overhead(self) -> usize {
+        match self {
+            Shape::AsIs => 0,
+            Shape::Wrapped => WRAP_KEY.len() + 5,
+        }
+    }
+}
+
+/// How `data` is shaped as structured content on `revision`, or `None` where the
+/// revision has none (or where object-typed schema and non-object data disagree,
+/// which the runtime's output validation rules out).
+pub fn shape(data: &Value, schema: Option<&Value>, revision: Revision) -> Option<Shape> {
     if !revision.has_structured_content() {
         return None;
     }
     if revision.is_stateless() {
-        return Some(data.clone());
+        return Some(Shape::AsIs);
     }
     let wrap = match schema {
         Some(schema) => !is_object_schema(schema),
         None => !data.is_object(),
     };
     if wrap {
-        Some(json!({ WRAP_KEY: data }))
+        Some(Shape::Wrapped)
     } else {
-        data.is_object().then(|| data.clone())
+        data.is_object().then_some(Shape::AsIs)
+    }
+}
+
+/// The structured content for `data` on `revision` (a copy), or `None` as for
+/// [`shape`].
+pub fn content(data: &Value, schema: Option<&Value>, revision: Revision) -> Option<Value> {
+    shape(data, schema, revision).map(|shape| shaped(data.clone(), shape))
+}
+
+/// `data`, moved, in `shape`.
+pub fn shaped(data: Value, shape: Shape) -> Value {
+    match shape {
+        Shape::AsIs => data,
+        Shape::Wrapped => json!({ WRAP_KEY: data }),
     }
 }
 

@@ -140,6 +140,15 @@ impl ToolResult {
         }
     }
 
+    /// The data of a success, moved out (the result is left without data): for
+    /// a renderer that owns the result and need not copy its largest part.
+    pub fn take_data(&mut self) -> Option<Value> {
+        match &mut self.outcome {
+            Outcome::Success { data } => data.take(),
+            Outcome::Failure(_) => None,
+        }
+    }
+
     /// The error of a failure, to change (the runtime names what its policy
     /// denied in a failure that followed).
     pub fn error_mut(&mut self) -> Option<&mut ToolError> {
