@@ -116,7 +116,7 @@ impl Mapper {
             let added = ",\"structuredContent\":".len() + shape.overhead();
             let fits = !json_size_exceeds(data, limit)
                 && (size_bound(&out) + value_bound(data) + added <= limit
-                    || serialized_size(&out) + serialized_size(data) + added <= limit);
+                    || json_size(&out) + json_size(data) + added <= limit);
             if fits {
                 out.structured_content = result
                     .take_data()
@@ -249,13 +249,13 @@ fn size_over(rendering: &Rendering, limit: usize) -> Option<usize> {
     let size = match rendering {
         Rendering::Json(text) => text.len(),
         Rendering::Mcp(result) if size_bound(result) <= limit => return None,
-        Rendering::Mcp(result) => serialized_size(result),
+        Rendering::Mcp(result) => json_size(result),
     };
     (size > limit).then_some(size)
 }
 
-/// The size of `value` serialized as compact JSON, counted without keeping it.
-pub(super) fn serialized_size(value: &impl serde::Serialize) -> usize {
+/// The size of `value` as compact JSON, in bytes, counted without keeping it.
+pub fn json_size(value: &impl serde::Serialize) -> usize {
     let mut counter = Counter(0);
     serde_json::to_writer(&mut counter, value).expect("writing JSON to a counter cannot fail");
     counter.0
@@ -284,7 +284,7 @@ fn size_bound(result: &CallToolResult) -> usize {
             blob,
             meta: m,
         } => text(uri) + opt(mime_type) + text(blob) + meta(m),
-        other => serialized_size(other),
+        other => json_size(other),
     };
     let blocks: usize = result
         .content
@@ -306,7 +306,7 @@ fn size_bound(result: &CallToolResult) -> usize {
                             + meta(&l.meta)
                     }
                     // A block kind this build does not write: count it exactly.
-                    other => serialized_size(other),
+                    other => json_size(other),
                 }
         })
         .sum();
@@ -345,11 +345,6 @@ impl std::io::Write for Counter {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
-}
-
-/// The size of `value` as compact JSON, in bytes.
-pub fn json_size(value: &Value) -> usize {
-    serialized_size(value)
 }
 
 /// Whether `value` as compact JSON is longer than `limit` bytes, by a lower bound
@@ -506,7 +501,7 @@ mod tests {
                     version: "0.0.0",
                 });
                 if let Rendering::Mcp(rendered) = target.render(result, &ctx) {
-                    let size = serialized_size(&rendered);
+                    let size = json_size(&rendered);
                     assert!(size_bound(&rendered) >= size, "result {index}, {target}");
                     let rendering = Rendering::Mcp(rendered);
                     assert_eq!(size_over(&rendering, size), None);

@@ -72,7 +72,7 @@ impl Rendering {
     /// for a typed result its serialization counted without keeping it.
     pub fn size(&self) -> usize {
         match self {
-            Rendering::Mcp(result) => mapper::serialized_size(result),
+            Rendering::Mcp(result) => json_size(result),
             Rendering::Json(text) => text.len(),
         }
     }

@@ -1,5 +1,5 @@
 //! The wire names of the legacy envelope, in one place: the renderer
-//! ([`super::envelope`]) writes them and the parser ([`super::parse`]) reads them.
+//! ([`super::envelope_text`]) writes them and the parser ([`super::parse`]) reads them.
 
 pub const SUCCESS: &str = "success";
 pub const DATA: &str = "data";

@@ -27,25 +27,6 @@ use super::RenderContext;
 use super::format::v1;
 use crate::result::{Outcome, ToolResult};
 
-/// Renders the legacy envelope as a JSON object.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct LegacyRenderer;
-
-impl LegacyRenderer {
-    pub fn render(&self, result: &ToolResult, ctx: &RenderContext<'_>) -> Value {
-        Value::Object(envelope(result, ctx))
-    }
-}
-
-/// The envelope of `result`.
-pub fn envelope(result: &ToolResult, ctx: &RenderContext<'_>) -> Map<String, Value> {
-    let Envelope { mut rest, data } = Envelope::of(result, ctx);
-    if let Some(data) = data {
-        rest.shift_insert(1, keys::DATA.into(), data.clone());
-    }
-    rest
-}
-
 /// The envelope as the compact JSON string legacy readers parse.
 ///
 /// Written straight from the result: the data, usually most of it, is not
@@ -159,6 +140,11 @@ mod tests {
     use crate::result::{ContentPart, ErrorCode, Extension, Pagination, StoredLink};
     use jiff::Timestamp;
 
+    /// The envelope of `result` as legacy readers parse it.
+    fn envelope_of(result: &ToolResult) -> Value {
+        serde_json::from_str(&envelope_text(result, &ctx())).unwrap()
+    }
+
     fn ctx() -> RenderContext<'static> {
         RenderContext::new("t", Timestamp::from_second(1_800_000_000).unwrap())
     }
@@ -166,7 +152,7 @@ mod tests {
     #[test]
     fn success_and_failure_envelopes() {
         let ok = ToolResult::success(Some(json!({"id": 1}))).build();
-        let rendered = LegacyRenderer.render(&ok, &ctx());
+        let rendered = envelope_of(&ok);
         assert_eq!(rendered["success"], json!(true));
         assert_eq!(rendered["data"], json!({"id": 1}));
         assert!(rendered.get("error").is_none());
@@ -177,7 +163,7 @@ mod tests {
         )
         .details(json!({"missing": ["product:read"]}))
         .build();
-        let rendered = LegacyRenderer.render(&failed, &ctx());
+        let rendered = envelope_of(&failed);
         assert_eq!(rendered["success"], json!(false));
         assert_eq!(rendered["error"], json!("Missing privilege: product:read"));
         assert_eq!(rendered["_meta"]["errorCode"], json!("missing_privilege"));
