@@ -23,8 +23,8 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, DiscoverResult,
     Implementation, InitializeRequestParams, InitializeResult, ListToolsResult, LoggingLevel,
     LoggingMessageNotificationParam, PaginatedRequestParams, ProgressNotificationParam,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams,
+    ProgressToken, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, SetLevelRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -35,8 +35,9 @@ use crate::catalog::Caller;
 use crate::render::{
     OutputMode, RenderContext, Rendering, Revision, ServerInfo, Target, format, mcp,
 };
-use crate::runtime::{GuestEvent, LogLevel, event_channel};
+use crate::runtime::{EventSender, GuestEvent, LogLevel, event_channel};
 use crate::store::StoreError;
+use tokio::task::JoinHandle;
 
 /// The `_meta` key (and the HTTP header) a caller uses to pick the output mode
 /// of one request: `"compat"` or `"spec"`.
@@ -202,6 +203,58 @@ fn rank(level: LoggingLevel) -> u8 {
     }
 }
 
+/// Starts the task that sends a call's guest events (progress, log lines) to
+/// the caller while the call runs; the call's response waits for it, so every
+/// event goes out before the response. The queue between is bounded per call:
+/// while the caller is slow, progress coalesces to its latest value and log
+/// lines over the bound are dropped (see `runtime::event_channel`).
+///
+/// `None` when the caller asked for neither (no progress token, no log level):
+/// nothing would be sent, so there is no queue and no task. The guest's events
+/// still count against its budgets and reach the host's log.
+fn forward_events(
+    peer: &Peer<RoleServer>,
+    progress_token: Option<ProgressToken>,
+    log_level: Option<LoggingLevel>,
+) -> Option<(EventSender, JoinHandle<()>)> {
+    if progress_token.is_none() && log_level.is_none() {
+        return None;
+    }
+    let (events, mut received) = event_channel();
+    let peer = peer.clone();
+    let forward = tokio::spawn(async move {
+        while let Some(event) = received.recv().await {
+            match event {
+                GuestEvent::Progress {
+                    progress,
+                    total,
+                    message,
+                } => {
+                    if let Some(token) = &progress_token {
+                        let mut param = ProgressNotificationParam::new(token.clone(), progress);
+                        if let Some(total) = total {
+                            param = param.with_total(total);
+                        }
+                        if let Some(message) = message {
+                            param = param.with_message(message);
+                        }
+                        let _ = peer.notify_progress(param).await;
+                    }
+                }
+                GuestEvent::Log { level, message } => {
+                    let level = wire_level(level);
+                    if log_level.is_some_and(|min| rank(level) >= rank(min)) {
+                        let param = LoggingMessageNotificationParam::new(level, json!(message))
+                            .with_logger("toolhost");
+                        let _ = peer.notify_logging_message(param).await;
+                    }
+                }
+            }
+        }
+    });
+    Some((events, forward))
+}
+
 fn wire_level(level: LogLevel) -> LoggingLevel {
     match level {
         LogLevel::Trace | LogLevel::Debug => LoggingLevel::Debug,
@@ -316,49 +369,14 @@ impl ServerHandler for Session {
         let arguments = request.arguments.map(Value::Object);
         let request_id = context.id.to_string();
 
-        // Guest events flow to the caller while the call runs, and are all sent
-        // before the response. The queue between is bounded per call: while the
-        // caller is slow, progress coalesces to its latest value and log lines
-        // over the bound are dropped (see `runtime::event_channel`).
-        let (events, mut received) = event_channel();
-        let peer: Peer<RoleServer> = context.peer.clone();
         let progress_token = context.meta.get_progress_token();
         let log_level = if revision.is_stateless() {
             context.meta.log_level()
         } else {
             *self.log_level.lock().expect("level lock")
         };
-        let forward = tokio::spawn(async move {
-            while let Some(event) = received.recv().await {
-                match event {
-                    GuestEvent::Progress {
-                        progress,
-                        total,
-                        message,
-                    } => {
-                        if let Some(token) = &progress_token {
-                            let mut param = ProgressNotificationParam::new(token.clone(), progress);
-                            if let Some(total) = total {
-                                param = param.with_total(total);
-                            }
-                            if let Some(message) = message {
-                                param = param.with_message(message);
-                            }
-                            let _ = peer.notify_progress(param).await;
-                        }
-                    }
-                    GuestEvent::Log { level, message } => {
-                        let level = wire_level(level);
-                        if log_level.is_some_and(|min| rank(level) >= rank(min)) {
-                            let param = LoggingMessageNotificationParam::new(level, json!(message))
-                                .with_logger("toolhost");
-                            let _ = peer.notify_logging_message(param).await;
-                        }
-                    }
-                }
-            }
-        });
-        let call = catalog.call(tool, arguments.as_ref(), &caller, &request_id, Some(events));
+        let (events, forward) = forward_events(&context.peer, progress_token, log_level).unzip();
+        let call = catalog.call(tool, arguments.as_ref(), &caller, &request_id, events);
         let result = tokio::select! {
             result = call => result,
             () = context.ct.cancelled() => {
@@ -367,7 +385,9 @@ impl ServerHandler for Session {
                 return Err(ErrorData::internal_error("the request was cancelled", None));
             }
         };
-        let _ = forward.await;
+        if let Some(forward) = forward {
+            let _ = forward.await;
+        }
 
         let mut render = RenderContext::new(&name, jiff::Timestamp::now());
         render.output_schema = tool.descriptor.output_schema.as_ref();
