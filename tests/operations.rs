@@ -64,7 +64,10 @@ async fn the_probes_need_no_token_and_tell_nothing_else() {
         .await
         .unwrap();
     assert_eq!(alive.status(), 200);
-    assert_eq!(alive.json::<Value>().await.unwrap(), json!({"status": "ok"}));
+    assert_eq!(
+        alive.json::<Value>().await.unwrap(),
+        json!({"status": "ok"})
+    );
     let ready = client
         .get(format!("{}/readyz", base(&host.url)))
         .send()
@@ -198,15 +201,23 @@ async fn sigterm_over_http_lets_every_call_in_flight_answer_then_exits_0() {
         in_flight.recv().await.unwrap();
     }
     host.signal(libc::SIGTERM);
-    let line = host.wait_for_log("of the drain", |l| l.contains("finishing the calls in flight"));
+    let line = host.wait_for_log("of the drain", |l| {
+        l.contains("finishing the calls in flight")
+    });
     assert!(
         !line.contains("in_flight=0"),
         "the drain started with no call in flight: {line}"
     );
     // A call after the signal: the listener is closed (or, racing it, 503).
-    match modern("tools/call", Some(FAST_TOOL), json!({"name": FAST_TOOL, "arguments": {}}), None, &host.url)
-        .send()
-        .await
+    match modern(
+        "tools/call",
+        Some(FAST_TOOL),
+        json!({"name": FAST_TOOL, "arguments": {}}),
+        None,
+        &host.url,
+    )
+    .send()
+    .await
     {
         // Refused, or reset while the listener closes.
         Err(error) => assert!(error.is_connect() || error.is_request(), "{error}"),
@@ -219,7 +230,9 @@ async fn sigterm_over_http_lets_every_call_in_flight_answer_then_exits_0() {
     }
     let status = host.wait_exit(Duration::from_secs(30));
     assert_eq!(status.code(), Some(0), "{status:?}");
-    host.wait_for_log("that the drain ended", |l| l.contains("every call in flight answered"));
+    host.wait_for_log("that the drain ended", |l| {
+        l.contains("every call in flight answered")
+    });
 }
 
 /// `toolhost serve` over stdio, its stdout read line by line on a thread.
@@ -251,10 +264,12 @@ impl Stdio_ {
             }
         });
         let mut stdio = Stdio_ { child, lines };
-        stdio.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "operations-test", "version": "1"},
-        }}));
+        stdio.send(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "operations-test", "version": "1"},
+            }}),
+        );
         let initialized = stdio.next().expect("an initialize result");
         assert!(initialized.get("result").is_some(), "{initialized}");
         stdio.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
@@ -283,7 +298,10 @@ impl Stdio_ {
             if let Some(status) = self.child.try_wait().unwrap() {
                 return status;
             }
-            assert!(Instant::now() < deadline, "toolhost still runs {within:?} later");
+            assert!(
+                Instant::now() < deadline,
+                "toolhost still runs {within:?} later"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -302,7 +320,11 @@ fn sigterm_over_stdio_lets_every_call_in_flight_answer_then_exits_0() {
     let dir = tempfile::tempdir().unwrap();
     let mut stdio = Stdio_::start(&config(dir.path(), "drain_secs = 20", ""));
     for n in 0..CALLS {
-        stdio.call(&format!("call-{n}"), SLOW_TOOL, json!({"progressToken": format!("call-{n}")}));
+        stdio.call(
+            &format!("call-{n}"),
+            SLOW_TOOL,
+            json!({"progressToken": format!("call-{n}")}),
+        );
     }
     // Every call is in flight once its first progress arrived.
     let mut started = std::collections::BTreeSet::new();
@@ -320,7 +342,10 @@ fn sigterm_over_stdio_lets_every_call_in_flight_answer_then_exits_0() {
         "every call answered before the signal: nothing was in flight"
     );
     // SAFETY: kill only signals the child this test started.
-    assert_eq!(unsafe { libc::kill(stdio.child.id() as i32, libc::SIGTERM) }, 0);
+    assert_eq!(
+        unsafe { libc::kill(stdio.child.id() as i32, libc::SIGTERM) },
+        0
+    );
     while let Some(message) = stdio.next() {
         if message.get("id").is_some() {
             answers.push(message);
@@ -379,7 +404,10 @@ async fn over_its_rate_limit_a_principal_gets_429_with_retry_after_and_others_do
     for _ in 0..3 {
         let (status, retry, body) = limited_call(&host.url, Some("secret-a")).await;
         assert_eq!((status, retry), (200, None), "{body}");
-        assert_eq!(answer_text(&body), "This is a simple text response for testing.");
+        assert_eq!(
+            answer_text(&body),
+            "This is a simple text response for testing."
+        );
     }
     for _ in 0..3 {
         let (status, retry, body) = limited_call(&host.url, Some("secret-a")).await;
@@ -405,11 +433,17 @@ async fn over_its_rate_limit_a_principal_gets_429_with_retry_after_and_others_do
             break;
         }
         assert_eq!(status, 429);
-        assert!(Instant::now() < deadline, "alice is still refused 10 s later");
+        assert!(
+            Instant::now() < deadline,
+            "alice is still refused 10 s later"
+        );
         tokio::time::sleep(Duration::from_secs(retry.unwrap().parse().unwrap())).await;
     }
     let line = host.wait_for_log("of the refusal", |l| l.contains("rate_limited"));
-    assert!(line.contains("alice") && !line.contains("secret-a"), "{line}");
+    assert!(
+        line.contains("alice") && !line.contains("secret-a"),
+        "{line}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -456,11 +490,57 @@ fn over_its_rate_limit_a_stdio_call_gets_a_json_rpc_error_with_the_wait() {
         answers.push(answer);
     }
     for answer in &answers[..2] {
-        assert_eq!(answer_text(answer), "This is a simple text response for testing.");
+        assert_eq!(
+            answer_text(answer),
+            "This is a simple text response for testing."
+        );
     }
     for answer in &answers[2..] {
         assert_eq!(answer["error"]["code"], -32029, "{answer}");
         let wait = answer["error"]["data"]["retryAfterMs"].as_u64().unwrap();
         assert!(wait > 50_000 && wait <= 60_000, "{answer}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_still_running_at_the_drain_deadline_is_cut_off_and_the_exit_is_3() {
+    let dir = tempfile::tempdir().unwrap();
+    // `slow_host_calls` logs without end until its 10 s timeout; the drain is 1 s.
+    let text = format!(
+        "[host]\ndata_dir = \"{}\"\ndrain_secs = 1\n\n[[plugin]]\npath = \"{}\"\n",
+        dir.path().join("data").display(),
+        guest("hostile").display(),
+    );
+    let path = dir.path().join("toolhost.toml");
+    std::fs::write(&path, text).unwrap();
+    // The guest's log lines (debug) tell that the call runs.
+    let mut host = Host::start_logging(&path, "info,toolhost::runtime::host_api=debug");
+    let url = host.url.clone();
+    let call = tokio::spawn(async move {
+        let response = modern(
+            "tools/call",
+            Some("slow_host_calls"),
+            json!({"name": "slow_host_calls", "arguments": {}}),
+            None,
+            &url,
+        )
+        .send()
+        .await?;
+        let status = response.status();
+        Ok::<_, reqwest::Error>((status, response.text().await?))
+    });
+    host.wait_for_log("of the running call", |l| l.contains("still busy"));
+    let started = Instant::now();
+    host.signal(libc::SIGTERM);
+    let status = host.wait_exit(Duration::from_secs(20));
+    assert_eq!(status.code(), Some(3), "{status:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(9),
+        "the exit waited for the call's own timeout"
+    );
+    host.wait_for_log("of the cut-off calls", |l| l.contains("drain_timeout"));
+    // The caller got no result: a closed connection or stream, or an error status.
+    if let Ok((status, text)) = call.await.unwrap() {
+        assert!(!text.contains("\"result\""), "{status}: {text}");
     }
 }

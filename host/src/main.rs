@@ -155,7 +155,9 @@ fn drain_on_signal(server: &Arc<toolhost::mcp::Server>) -> tokio_util::sync::Can
         signal(SignalKind::terminate()),
         signal(SignalKind::interrupt()),
     ) else {
-        tracing::error!("cannot listen for SIGTERM and SIGINT; a signal will end the process without a drain");
+        tracing::error!(
+            "cannot listen for SIGTERM and SIGINT; a signal will end the process without a drain"
+        );
         return signalled;
     };
     let (server, done) = (server.clone(), signalled.clone());
@@ -322,7 +324,10 @@ async fn serve(
     );
     for tool in config.host.rate_limits.tools.keys() {
         if catalog.tool(tool).is_none() {
-            tracing::warn!(tool, "host.rate_limits.tools names a tool the catalog does not have (yet)");
+            tracing::warn!(
+                tool,
+                "host.rate_limits.tools names a tool the catalog does not have (yet)"
+            );
         }
     }
     let server = toolhost::mcp::Server::with_limits(

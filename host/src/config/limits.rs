@@ -67,30 +67,39 @@ pub(super) struct RawRateLimits {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawRate {
-    per_second: Option<u32>,
-    per_minute: Option<u32>,
-    burst: Option<u32>,
+    per_second: Option<i64>,
+    per_minute: Option<i64>,
+    burst: Option<i64>,
+}
+
+/// A count of at least 1 that fits a `u32`.
+fn count(value: i64, what: &str) -> Result<NonZeroU32, String> {
+    u32::try_from(value)
+        .ok()
+        .and_then(NonZeroU32::new)
+        .ok_or_else(|| match value {
+            0 if what == "burst" => "burst = 0 would refuse every call; use at least 1".to_owned(),
+            0 => "a rate of 0 would refuse every call; use at least 1".to_owned(),
+            _ => format!("{what} = {value} is out of range; use 1 to {}", u32::MAX),
+        })
 }
 
 impl RawRate {
     fn resolve(self, key: &str, file: &Path) -> Result<Rate, ConfigError> {
         let problem = |what: String| ConfigError::new(file, format!("{key}: {what}"));
-        let (count, period) = match (self.per_second, self.per_minute) {
-            (Some(n), None) => (n, Duration::from_secs(1)),
-            (None, Some(n)) => (n, Duration::from_secs(60)),
+        let (value, period, name) = match (self.per_second, self.per_minute) {
+            (Some(n), None) => (n, Duration::from_secs(1), "per_second"),
+            (None, Some(n)) => (n, Duration::from_secs(60), "per_minute"),
             _ => {
                 return Err(problem(
                     "needs exactly one of `per_second` and `per_minute`, e.g. { per_second = 5, burst = 10 }".into(),
                 ));
             }
         };
-        let calls = NonZeroU32::new(count)
-            .ok_or_else(|| problem("a rate of 0 would refuse every call; use at least 1".into()))?;
+        let calls = count(value, name).map_err(problem)?;
         let burst = match self.burst {
             None => calls,
-            Some(burst) => NonZeroU32::new(burst).ok_or_else(|| {
-                problem("burst = 0 would refuse every call; use at least 1".into())
-            })?,
+            Some(burst) => count(burst, "burst").map_err(problem)?,
         };
         Ok(Rate {
             calls,
@@ -169,13 +178,31 @@ mod tests {
     #[test]
     fn bad_rates_are_refused_naming_the_key() {
         for (text, key, what) in [
-            ("default = { burst = 3 }", "host.rate_limits.default", "exactly one"),
+            (
+                "default = { burst = 3 }",
+                "host.rate_limits.default",
+                "exactly one",
+            ),
             (
                 "default = { per_second = 1, per_minute = 1 }",
                 "host.rate_limits.default",
                 "exactly one",
             ),
-            ("tools.x = { per_second = 0 }", "host.rate_limits.tools.x", "at least 1"),
+            (
+                "tools.x = { per_second = 0 }",
+                "host.rate_limits.tools.x",
+                "at least 1",
+            ),
+            (
+                "tools.x = { per_minute = -5 }",
+                "host.rate_limits.tools.x",
+                "out of range",
+            ),
+            (
+                "default = { per_second = 1, burst = -1 }",
+                "host.rate_limits.default",
+                "out of range",
+            ),
             (
                 "principals.ci = { per_second = 1, burst = 0 }",
                 "host.rate_limits.principals.ci",

@@ -22,8 +22,8 @@ mod privileges;
 mod secret;
 mod store;
 mod webhook;
-use policy::check_limits;
 pub use limits::{LOCAL_PRINCIPAL, Rate, RateLimits};
+use policy::check_limits;
 pub use policy::{MAX_INSTANCES, MAX_MEMORY_MIB, MAX_TIMEOUT_MS, PolicyConfig, PreopenConfig};
 pub use privileges::RequiredPrivileges;
 pub use secret::{SECRET_KEY_PREFIX, SecretConfig, SecretSource};
@@ -203,7 +203,7 @@ struct RawHost {
     webhook_allow: Vec<String>,
     max_result_bytes_in_flight: Option<u64>,
     http_ca_file: Option<PathBuf>,
-    drain_secs: Option<u64>,
+    drain_secs: Option<i64>,
     #[serde(default)]
     rate_limits: limits::RawRateLimits,
 }
@@ -427,18 +427,20 @@ fn host_settings(raw: RawHost, file: &Path, base: &Path) -> Result<HostSettings,
         http_ca_file: raw.http_ca_file.map(|path| base.join(path)),
         drain: match raw.drain_secs {
             None => std::time::Duration::from_secs(HostSettings::DEFAULT_DRAIN_SECS),
-            Some(secs) if secs <= HostSettings::MAX_DRAIN_SECS => {
-                std::time::Duration::from_secs(secs)
-            }
-            Some(secs) => {
-                return Err(ConfigError::new(
-                    file,
-                    format!(
-                        "host.drain_secs: {secs} is more than {} (an hour); a drain that long outlasts any orchestrator's grace period (default 30)",
-                        HostSettings::MAX_DRAIN_SECS
-                    ),
-                ));
-            }
+            Some(secs) => match u64::try_from(secs) {
+                Ok(secs) if secs <= HostSettings::MAX_DRAIN_SECS => {
+                    std::time::Duration::from_secs(secs)
+                }
+                _ => {
+                    return Err(ConfigError::new(
+                        file,
+                        format!(
+                            "host.drain_secs: {secs} is out of range; use 0 to {} (an hour; default 30)",
+                            HostSettings::MAX_DRAIN_SECS
+                        ),
+                    ));
+                }
+            },
         },
         rate_limits: RateLimits::default(),
         result_ttl_secs: match raw.result_ttl_secs {
@@ -725,7 +727,7 @@ mod tests {
         for (text, key) in [
             ("[host]\nmax_sessions = 0\n", "host.max_sessions"),
             ("[host]\ndrain_secs = 86400\n", "host.drain_secs"),
-            ("[host]\ndrain_secs = -1\n", "drain_secs"),
+            ("[host]\ndrain_secs = -1\n", "host.drain_secs"),
             (
                 "[host.rate_limits]\nprincipals.bob = { per_second = 1 }\n",
                 "host.rate_limits.principals.bob",

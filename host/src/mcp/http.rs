@@ -221,7 +221,9 @@ struct ProbeParams {
 fn tools_calls(body: &[u8]) -> Vec<(serde_json::Value, String)> {
     let messages: Vec<Probe> = match body.iter().find(|b| !b.is_ascii_whitespace()) {
         Some(b'[') => serde_json::from_slice(body).unwrap_or_default(),
-        _ => serde_json::from_slice(body).map(|m| vec![m]).unwrap_or_default(),
+        _ => serde_json::from_slice(body)
+            .map(|m| vec![m])
+            .unwrap_or_default(),
     };
     messages
         .into_iter()
@@ -238,7 +240,13 @@ fn tools_calls(body: &[u8]) -> Vec<(serde_json::Value, String)> {
 }
 
 /// A JSON error body with `status`.
-fn json_error(status: StatusCode, id: serde_json::Value, code: i32, message: &str, data: Option<serde_json::Value>) -> Response {
+fn json_error(
+    status: StatusCode,
+    id: serde_json::Value,
+    code: i32,
+    message: &str,
+    data: Option<serde_json::Value>,
+) -> Response {
     let mut error = serde_json::json!({ "code": code, "message": message });
     if let Some(data) = data {
         error["data"] = data;
@@ -275,9 +283,10 @@ fn too_many(id: serde_json::Value, refusal: &Refusal) -> Response {
         &refusal.message(),
         Some(refusal.data()),
     );
-    response
-        .headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from(refusal.retry_after_secs()));
+    response.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from(refusal.retry_after_secs()),
+    );
     response
 }
 
@@ -393,7 +402,11 @@ pub async fn serve(
     // The listener no longer accepts; new requests on open connections get 503.
     server.drain.start();
     let in_flight = server.drain.in_flight();
-    tracing::info!(in_flight, drain_secs = drain.as_secs(), "shutting down: finishing the calls in flight");
+    tracing::info!(
+        in_flight,
+        drain_secs = drain.as_secs(),
+        "shutting down: finishing the calls in flight"
+    );
     let drained = tokio::select! {
         drained = server.drain.idle(drain) => drained,
         served = &mut serving => {
@@ -409,7 +422,9 @@ pub async fn serve(
     streams.cancel();
     match tokio::time::timeout(STREAMS_CLOSE, &mut serving).await {
         Ok(served) => served.map_err(HttpError::Serve)?,
-        Err(_) => tracing::warn!(error.type = "drain_timeout", "connections still open after the drain; closing them"),
+        Err(_) => {
+            tracing::warn!(error.type = "drain_timeout", "connections still open after the drain; closing them")
+        }
     }
     if cut > 0 {
         return Err(HttpError::DrainTimedOut(cut));

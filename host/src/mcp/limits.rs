@@ -184,7 +184,10 @@ mod tests {
         };
         let limiter = Limiter::new(&limits, ["alice", "bob"]);
         assert!(limiter.check(Some("alice"), "slow").is_ok());
-        assert_eq!(limiter.check(Some("bob"), "slow").unwrap_err().bucket, "tool");
+        assert_eq!(
+            limiter.check(Some("bob"), "slow").unwrap_err().bucket,
+            "tool"
+        );
         for _ in 0..100 {
             assert!(limiter.check(Some("bob"), "other").is_ok());
         }

@@ -154,7 +154,11 @@ pub async fn serve_stdio(
         tokio::spawn(async move {
             server.drain.wait_started().await;
             let in_flight = server.drain.in_flight();
-            tracing::info!(in_flight, drain_secs = drain_time.as_secs(), "shutting down: finishing the calls in flight");
+            tracing::info!(
+                in_flight,
+                drain_secs = drain_time.as_secs(),
+                "shutting down: finishing the calls in flight"
+            );
             if !server.drain.idle(drain_time).await {
                 tracing::warn!(error.type = "drain_timeout", calls = server.drain.in_flight(), "the drain time ran out; ending the calls still running");
                 drained.store(false, std::sync::atomic::Ordering::SeqCst);

@@ -184,7 +184,11 @@ impl ResultStore for SqliteStore {
                 connection
                     .lock()
                     .expect("store lock")
-                    .query_row("SELECT count(*) FROM (SELECT 1 FROM results LIMIT 1)", [], |_| Ok(()))
+                    .query_row(
+                        "SELECT count(*) FROM (SELECT 1 FROM results LIMIT 1)",
+                        [],
+                        |_| Ok(()),
+                    )
                     .map_err(failed("pinging the database"))
             })
             .await
