@@ -52,7 +52,8 @@ impl Refusal {
 
     /// The wait in milliseconds, rounded up, at least 1.
     pub fn wait_ms(&self) -> u64 {
-        let ms = self.wait.as_millis() as u64 + u64::from(self.wait.subsec_nanos() % 1_000_000 > 0);
+        let ms = self.wait.as_millis() as u64
+            + u64::from(!self.wait.subsec_nanos().is_multiple_of(1_000_000));
         ms.max(1)
     }
 
