@@ -681,6 +681,9 @@ async fn the_owned_path_renders_the_same_bytes() {
         fn purge(&self) -> StoreFuture<'_, u64> {
             Box::pin(async { Ok(0) })
         }
+        fn ping(&self) -> StoreFuture<'_, ()> {
+            Box::pin(async { Ok(()) })
+        }
     }
     let mut seen_inline = 0;
     for limit in [SizeLimits::DEFAULT_BYTES, 200] {

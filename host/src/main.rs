@@ -1,7 +1,9 @@
 //! The `toolhost` command line: list, call and check tools; render the samples.
 //!
 //! Exit codes: 0 success; 1 a failed tool result or check findings; 2 bad usage,
-//! configuration or component (the message names the file and the problem).
+//! configuration or component (the message names the file and the problem); 3
+//! `serve` shut down (SIGTERM, SIGINT) with calls still running at the end of
+//! the drain time (`host.drain_secs`), which were cut off.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -118,7 +120,7 @@ fn main() -> ExitCode {
         .enable_all()
         .build()
         .expect("a tokio runtime");
-    runtime.block_on(async {
+    let code = runtime.block_on(async {
         match cli.command {
             Command::Serve {
                 http,
@@ -141,7 +143,40 @@ fn main() -> ExitCode {
             } => check(&component, strict, config.as_deref()).await,
             Command::Samples { name, target } => render_samples(name.as_deref(), &target).await,
         }
-    })
+    });
+    // A blocking read of stdin (stdio serving, ended by a signal) does not hold
+    // the exit up.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    code
+}
+
+/// The exit code of a shutdown whose drain time ran out with calls running.
+const DRAIN_TIMED_OUT: u8 = 3;
+
+/// Starts the server's drain at the first SIGTERM or SIGINT.
+fn drain_on_signal(server: &Arc<toolhost::mcp::Server>) -> tokio_util::sync::CancellationToken {
+    use tokio::signal::unix::{SignalKind, signal};
+    let signalled = tokio_util::sync::CancellationToken::new();
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        tracing::error!(
+            "cannot listen for SIGTERM and SIGINT; a signal will end the process without a drain"
+        );
+        return signalled;
+    };
+    let (server, done) = (server.clone(), signalled.clone());
+    tokio::spawn(async move {
+        let name = tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+        };
+        tracing::info!(signal = name, "shutting down");
+        server.drain.start();
+        done.cancel();
+    });
+    signalled
 }
 
 /// Prints `error: <message>` and returns exit code 2.
@@ -289,8 +324,26 @@ async fn serve(
         }
     });
     let mapper = toolhost::app::mapper(&config, store.clone());
-    let server =
-        toolhost::mcp::Server::new(Arc::new(catalog), mapper, store, config.host.output_mode);
+    let limiter = toolhost::mcp::limits::Limiter::new(
+        &config.host.rate_limits,
+        config.tokens.iter().map(|t| t.principal.as_str()),
+    );
+    for tool in config.host.rate_limits.tools.keys() {
+        if catalog.tool(tool).is_none() {
+            tracing::warn!(
+                tool,
+                "host.rate_limits.tools names a tool the catalog does not have (yet)"
+            );
+        }
+    }
+    let server = toolhost::mcp::Server::with_limits(
+        Arc::new(catalog),
+        mapper,
+        store,
+        config.host.output_mode,
+        limiter,
+    );
+    let signalled = drain_on_signal(&server);
     // Hot load: a changed plugin directory rebuilds the catalog.
     let reload_source = source.clone();
     tokio::spawn(toolhost::mcp::reload::watch(
@@ -301,8 +354,9 @@ async fn serve(
     match http {
         None => {
             print_client_snippet(source);
-            match toolhost::mcp::serve_stdio(server).await {
-                Ok(()) => ExitCode::SUCCESS,
+            match toolhost::mcp::serve_stdio(server, config.host.drain).await {
+                Ok(toolhost::mcp::StdioEnd::Done) => ExitCode::SUCCESS,
+                Ok(toolhost::mcp::StdioEnd::DrainTimedOut) => ExitCode::from(DRAIN_TIMED_OUT),
                 Err(e) => usage_error(format!("stdio: {e:#}")),
             }
         }
@@ -312,17 +366,16 @@ async fn serve(
                 allowed_origins: config.host.allowed_origins.clone(),
                 allowed_hosts: config.host.allowed_hosts.clone(),
                 max_sessions: config.host.max_sessions,
+                drain: config.host.drain,
             };
-            let shutdown = tokio_util::sync::CancellationToken::new();
-            let stop = shutdown.clone();
-            tokio::spawn(async move {
-                let _ = tokio::signal::ctrl_c().await;
-                stop.cancel();
-            });
-            match toolhost::mcp::http::serve(server, access, addr, allow_remote, shutdown, |_| {})
+            match toolhost::mcp::http::serve(server, access, addr, allow_remote, signalled, |_| {})
                 .await
             {
                 Ok(()) => ExitCode::SUCCESS,
+                Err(e @ toolhost::mcp::http::HttpError::DrainTimedOut(_)) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(DRAIN_TIMED_OUT)
+                }
                 Err(e) => usage_error(e),
             }
         }

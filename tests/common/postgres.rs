@@ -19,6 +19,8 @@ use super::host::root;
 struct Server {
     port: u16,
     ca_file: PathBuf,
+    /// The postmaster's process id, for [`stop`].
+    pid: u32,
 }
 
 static SERVER: OnceLock<Server> = OnceLock::new();
@@ -153,7 +155,7 @@ fn start() -> Server {
         let status = child.wait();
         eprintln!("the test PostgreSQL server ended early: {status:?}");
     });
-    started.recv().unwrap();
+    let pid = started.recv().unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let probe = Command::new(bin.join("pg_isready"))
@@ -170,7 +172,7 @@ fn start() -> Server {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    Server { port, ca_file }
+    Server { port, ca_file, pid }
 }
 
 /// A new CA: its issuer (to sign with) and its certificate in PEM.
@@ -228,6 +230,27 @@ pub async fn ca_file() -> PathBuf {
 /// The test server's port.
 pub async fn port() -> u16 {
     tokio::task::spawn_blocking(|| server().port).await.unwrap()
+}
+
+/// Stops the test server (a fast shutdown: SIGINT) and waits until it no
+/// longer accepts connections. Every later use of it in this test process
+/// fails: only a test binary whose other tests do not use PostgreSQL may.
+pub async fn stop() {
+    tokio::task::spawn_blocking(|| {
+        let server = server();
+        // SAFETY: kill only sends a signal to the server this process started.
+        unsafe { libc::kill(server.pid as libc::pid_t, libc::SIGINT) };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", server.port)).is_ok() {
+            assert!(
+                Instant::now() < deadline,
+                "PostgreSQL still accepts connections 30 s after SIGINT"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    })
+    .await
+    .unwrap();
 }
 
 /// A TLS connector trusting `ca_file` only, for the tests' own connections.

@@ -108,6 +108,33 @@ impl Host {
             .expect("VmRSS in /proc/<pid>/status")
     }
 
+    /// Sends `signal` (e.g. `libc::SIGTERM`) to the process.
+    pub fn signal(&self, signal: i32) {
+        // SAFETY: kill only sends a signal to the child this Host started.
+        let sent = unsafe { libc::kill(self.pid() as libc::pid_t, signal) };
+        assert_eq!(sent, 0, "kill({}, {signal})", self.pid());
+    }
+
+    /// The exit status, waiting up to `within` for the process to end.
+    ///
+    /// # Panics
+    ///
+    /// When it is still running then.
+    pub fn wait_exit(&mut self, within: Duration) -> std::process::ExitStatus {
+        let deadline = Instant::now() + within;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "toolhost still runs {within:?} later; its log:\n{}",
+                self.log_lines().join("\n")
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// SIGKILL: no shutdown code runs.
     pub fn kill(mut self) {
         self.child.kill().unwrap();

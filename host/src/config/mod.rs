@@ -16,11 +16,13 @@ use serde::Deserialize;
 use crate::render::{OutputMode, SizeLimits};
 
 pub mod grants;
+mod limits;
 mod policy;
 mod privileges;
 mod secret;
 mod store;
 mod webhook;
+pub use limits::{LOCAL_PRINCIPAL, Rate, RateLimits};
 use policy::check_limits;
 pub use policy::{MAX_INSTANCES, MAX_MEMORY_MIB, MAX_TIMEOUT_MS, PolicyConfig, PreopenConfig};
 pub use privileges::RequiredPrivileges;
@@ -110,9 +112,18 @@ pub struct HostSettings {
     /// One more CA (PEM) trusted for guests' outgoing HTTPS, beside the system's
     /// roots (`host.http_ca_file`).
     pub http_ca_file: Option<PathBuf>,
+    /// How long a SIGTERM or SIGINT lets calls in flight finish (`host.drain_secs`,
+    /// default 30).
+    pub drain: std::time::Duration,
+    /// Token buckets for `tools/call` (`[host.rate_limits]`, off by default).
+    pub rate_limits: RateLimits,
 }
 
 impl HostSettings {
+    /// The default of `host.drain_secs`.
+    pub const DEFAULT_DRAIN_SECS: u64 = 30;
+    /// The longest `host.drain_secs` accepted: an hour.
+    pub const MAX_DRAIN_SECS: u64 = 3_600;
     /// The default of `host.max_result_bytes_in_flight`: 64 MiB.
     pub const DEFAULT_RESULT_BYTES_IN_FLIGHT: u64 = 64 << 20;
     /// The default of `host.max_sessions`.
@@ -192,6 +203,9 @@ struct RawHost {
     webhook_allow: Vec<String>,
     max_result_bytes_in_flight: Option<u64>,
     http_ca_file: Option<PathBuf>,
+    drain_secs: Option<i64>,
+    #[serde(default)]
+    rate_limits: limits::RawRateLimits,
 }
 
 #[derive(Deserialize, Default)]
@@ -249,9 +263,12 @@ impl Config {
     ///
     /// A [`ConfigError`] for invalid TOML, unknown keys or bad values.
     pub fn parse(text: &str, file: &Path, base: &Path) -> Result<Config, ConfigError> {
-        let raw: RawConfig =
+        let mut raw: RawConfig =
             toml::from_str(text).map_err(|e| ConfigError::new(file, toml_error(text, &e)))?;
-        let host = host_settings(raw.host, file, base)?;
+        let principals: Vec<&str> = raw.token.iter().map(|t| t.principal.as_str()).collect();
+        let rate_limits = std::mem::take(&mut raw.host.rate_limits).resolve(&principals, file)?;
+        let mut host = host_settings(raw.host, file, base)?;
+        host.rate_limits = rate_limits;
         let store = raw.store.resolve(&host.data_dir, file)?;
         let mut plugins = Vec::new();
         for (i, plugin) in raw.plugin.into_iter().enumerate() {
@@ -408,6 +425,24 @@ fn host_settings(raw: RawHost, file: &Path, base: &Path) -> Result<HostSettings,
             Some(bytes) => bytes,
         },
         http_ca_file: raw.http_ca_file.map(|path| base.join(path)),
+        drain: match raw.drain_secs {
+            None => std::time::Duration::from_secs(HostSettings::DEFAULT_DRAIN_SECS),
+            Some(secs) => match u64::try_from(secs) {
+                Ok(secs) if secs <= HostSettings::MAX_DRAIN_SECS => {
+                    std::time::Duration::from_secs(secs)
+                }
+                _ => {
+                    return Err(ConfigError::new(
+                        file,
+                        format!(
+                            "host.drain_secs: {secs} is out of range; use 0 to {} (an hour; default 30)",
+                            HostSettings::MAX_DRAIN_SECS
+                        ),
+                    ));
+                }
+            },
+        },
+        rate_limits: RateLimits::default(),
         result_ttl_secs: match raw.result_ttl_secs {
             None => 3_600,
             Some(secs) if secs > 0 => secs,
@@ -680,9 +715,27 @@ mod tests {
         let defaults = parse("").unwrap();
         assert_eq!(defaults.host.max_sessions, 1_000);
         assert!(defaults.host.allowed_hosts.is_empty());
+        assert_eq!(defaults.host.drain, std::time::Duration::from_secs(30));
+        assert!(!defaults.host.rate_limits.is_on());
+        let limited = parse(
+            "[host]\ndrain_secs = 5\n[host.rate_limits]\ndefault = { per_second = 2 }\nprincipals.alice = { per_minute = 6 }\n[[token]]\ntoken = \"t\"\nprincipal = \"alice\"\n",
+        )
+        .unwrap();
+        assert_eq!(limited.host.drain, std::time::Duration::from_secs(5));
+        assert_eq!(limited.host.rate_limits.principals["alice"].calls.get(), 6);
 
         for (text, key) in [
             ("[host]\nmax_sessions = 0\n", "host.max_sessions"),
+            ("[host]\ndrain_secs = 86400\n", "host.drain_secs"),
+            ("[host]\ndrain_secs = -1\n", "host.drain_secs"),
+            (
+                "[host.rate_limits]\nprincipals.bob = { per_second = 1 }\n",
+                "host.rate_limits.principals.bob",
+            ),
+            (
+                "[host.rate_limits]\ntools.x = { per_second = 1, extra = 2 }\n",
+                "extra",
+            ),
             (
                 "[host]\nallowed_hosts = [\"http://x/\"]\n",
                 "host.allowed_hosts",

@@ -31,6 +31,8 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
 use super::Server;
+use super::drain::CallGuard;
+use super::limits;
 use crate::catalog::Caller;
 use crate::render::{
     OutputMode, RenderContext, Rendering, Revision, ServerInfo, Target, format, mcp,
@@ -139,6 +141,29 @@ fn unknown_tool(name: &str) -> ErrorData {
 impl Session {
     fn caller(&self, ctx: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
         caller_of(self.transport, parts(ctx))
+    }
+
+    /// A stdio call: refused once a drain has started, or over a rate limit
+    /// (`-32029`, the wait in `data.retryAfterMs`).
+    fn admit_stdio(&self, caller: &Caller, tool: &str) -> Result<CallGuard, ErrorData> {
+        let Some(guard) = self.server.drain.admit() else {
+            tracing::info!(error.type = "shutting_down", tool, "call refused: the server is shutting down");
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode(-32000),
+                "Service unavailable: the server is shutting down",
+                None,
+            ));
+        };
+        let principal = caller.principal.as_deref();
+        if let Err(refusal) = self.server.limiter.check(principal, tool) {
+            limits::log_refusal(principal, tool, &refusal);
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode(limits::RATE_LIMITED),
+                refusal.message(),
+                Some(refusal.data()),
+            ));
+        }
+        Ok(guard)
     }
 }
 
@@ -361,6 +386,13 @@ impl ServerHandler for Session {
         let mode = output_mode(&context, self.server.default_mode)?;
         let name = request.name.to_string();
         let caller = self.caller(&context)?;
+        // On HTTP the calls guard admitted the call and spent its buckets; on
+        // stdio it happens here, once, before the tool is even looked up (as on
+        // HTTP, where the guard cannot look it up).
+        let _in_flight = match self.transport {
+            Transport::Stdio => Some(self.admit_stdio(&caller, &name)?),
+            Transport::Http => None,
+        };
         let catalog = self.server.catalog();
         let Some(tool) = catalog.tool(&name).filter(|tool| tool.visible_to(&caller)) else {
             return Err(unknown_tool(&name));

@@ -13,21 +13,38 @@
 //! protocol-version and method headers of 2026-07-28, and answers
 //! `-32020`/`-32022` where they do not fit.
 //!
+//! Between the token guard and the session guard sits the calls guard: it reads
+//! a POST's JSON-RPC body for `tools/call`s, spends their rate-limit buckets
+//! ([`super::limits`]; over the limit, `429 Too Many Requests` with
+//! `Retry-After`), and counts them in flight until their response has been sent
+//! ([`super::drain`]); once a drain has started, it answers every request 503.
+//!
+//! `GET /healthz` (alive) and `GET /readyz` (the catalog is loaded, the result
+//! store answers a round trip, no drain has started) sit outside every guard:
+//! they need no token and tell nothing but `ok` or what is not ready.
+//!
+//! On shutdown ([`serve`]'s token), the listener stops accepting, the calls in
+//! flight finish up to the drain time, then open streams (SSE, subscriptions)
+//! end and the server returns.
+//!
 //! The server binds to loopback unless told otherwise with an explicit flag, and
 //! with that flag it needs tokens.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
+use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use super::limits::{self, RATE_LIMITED, Refusal};
 use super::sessions::{self, Sessions};
 use super::{Server, Session, Tokens};
 use crate::catalog::Caller;
@@ -44,6 +61,8 @@ pub struct Access {
     pub allowed_hosts: Vec<String>,
     /// Handshake-era sessions open at once (`host.max_sessions`).
     pub max_sessions: usize,
+    /// How long a shutdown lets calls in flight finish (`host.drain_secs`).
+    pub drain: Duration,
 }
 
 impl Access {
@@ -54,6 +73,7 @@ impl Access {
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             max_sessions: HostSettings::DEFAULT_MAX_SESSIONS,
+            drain: Duration::from_secs(HostSettings::DEFAULT_DRAIN_SECS),
         }
     }
 }
@@ -80,26 +100,240 @@ pub enum HttpError {
     Bind(SocketAddr, std::io::Error),
     #[error("the HTTP server failed: {0}")]
     Serve(std::io::Error),
+    #[error(
+        "{0} call(s) were still running when the drain time (host.drain_secs) ran out; they were cut off"
+    )]
+    DrainTimedOut(usize),
 }
 
-/// The axum application: `/mcp` behind the token guard, then the session guard.
+/// The axum application: `/mcp` behind the token guard, the calls guard and the
+/// session guard; the probes beside it, behind none.
 fn router(
     server: Arc<Server>,
     guard_state: Guard,
     hosts: Vec<String>,
-    shutdown: CancellationToken,
+    streams: CancellationToken,
 ) -> Router {
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
-        .with_cancellation_token(shutdown.child_token());
+        .with_cancellation_token(streams);
+    let max_body = config.max_request_body_bytes;
     let manager = Arc::new(LocalSessionManager::default());
     let sessions = Sessions::new(manager.clone(), guard_state.access.max_sessions);
+    let served = server.clone();
     let service =
-        StreamableHttpService::new(move || Ok(Session::new(server.clone())), manager, config);
-    Router::new()
+        StreamableHttpService::new(move || Ok(Session::new(served.clone())), manager, config);
+    let mcp = Router::new()
         .nest_service("/mcp", service)
         .layer(middleware::from_fn_with_state(sessions, sessions::guard))
-        .layer(middleware::from_fn_with_state(Arc::new(guard_state), guard))
+        .layer(middleware::from_fn_with_state(
+            Calls {
+                server: server.clone(),
+                max_body,
+            },
+            calls,
+        ))
+        .layer(middleware::from_fn_with_state(Arc::new(guard_state), guard));
+    let probes = Router::new()
+        .route("/healthz", axum::routing::get(healthz))
+        .route("/readyz", axum::routing::get(readyz))
+        .with_state(server);
+    mcp.merge(probes)
+}
+
+/// `GET /healthz`: the process serves HTTP.
+async fn healthz() -> Response {
+    (
+        [(header::CACHE_CONTROL, "no-store")],
+        axum::Json(serde_json::json!({ "status": "ok" })),
+    )
+        .into_response()
+}
+
+/// How long `/readyz` waits for the store's round trip.
+const STORE_PING_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// `GET /readyz`: 200 when the catalog is loaded, the store answers and no drain
+/// has started; else 503 naming the check that failed (never why in detail: the
+/// store's error goes to the log).
+async fn readyz(State(server): State<Arc<Server>>) -> Response {
+    let catalog = "ok";
+    let store = match tokio::time::timeout(STORE_PING_TIMEOUT, server.store.ping()).await {
+        Ok(Ok(())) => "ok",
+        Ok(Err(error)) => {
+            tracing::warn!(error.type = "not_ready", %error, "readiness: the result store did not answer");
+            "unreachable"
+        }
+        Err(_) => {
+            tracing::warn!(error.type = "not_ready", "readiness: the result store did not answer within 2 s");
+            "timeout"
+        }
+    };
+    let draining = server.drain.started();
+    let ready = store == "ok" && !draining;
+    let mut checks = serde_json::json!({ "catalog": catalog, "store": store });
+    if draining {
+        checks["shutdown"] = "draining".into();
+    }
+    let status = if ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (
+        status,
+        [(header::CACHE_CONTROL, "no-store")],
+        axum::Json(serde_json::json!({
+            "status": if ready { "ready" } else { "not_ready" },
+            "checks": checks,
+        })),
+    )
+        .into_response()
+}
+
+/// What the calls guard needs.
+#[derive(Clone)]
+struct Calls {
+    server: Arc<Server>,
+    /// rmcp's limit on a POST body, which the guard keeps too.
+    max_body: usize,
+}
+
+/// The parts of a JSON-RPC message the calls guard reads.
+#[derive(serde::Deserialize)]
+struct Probe {
+    #[serde(default)]
+    id: serde_json::Value,
+    #[serde(default)]
+    method: Option<String>,
+    #[serde(default)]
+    params: Option<ProbeParams>,
+}
+
+#[derive(serde::Deserialize)]
+struct ProbeParams {
+    #[serde(default)]
+    name: Option<serde_json::Value>,
+}
+
+/// The `tools/call`s of a POST body (one message or a batch): each one's id and
+/// tool name. A body that does not parse has none; rmcp answers it.
+fn tools_calls(body: &[u8]) -> Vec<(serde_json::Value, String)> {
+    let messages: Vec<Probe> = match body.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'[') => serde_json::from_slice(body).unwrap_or_default(),
+        _ => serde_json::from_slice(body)
+            .map(|m| vec![m])
+            .unwrap_or_default(),
+    };
+    messages
+        .into_iter()
+        .filter(|m| m.method.as_deref() == Some("tools/call"))
+        .map(|m| {
+            let name = m
+                .params
+                .and_then(|p| p.name)
+                .and_then(|n| n.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            (m.id, name)
+        })
+        .collect()
+}
+
+/// A JSON error body with `status`.
+fn json_error(
+    status: StatusCode,
+    id: serde_json::Value,
+    code: i32,
+    message: &str,
+    data: Option<serde_json::Value>,
+) -> Response {
+    let mut error = serde_json::json!({ "code": code, "message": message });
+    if let Some(data) = data {
+        error["data"] = data;
+    }
+    (
+        status,
+        axum::Json(serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": error })),
+    )
+        .into_response()
+}
+
+/// 503 while the server drains: a load balancer retries elsewhere.
+fn shutting_down() -> Response {
+    tracing::info!(error.type = "shutting_down", "request refused: the server is shutting down");
+    let mut response = json_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        serde_json::Value::Null,
+        -32000,
+        "Service unavailable: the server is shutting down",
+        None,
+    );
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+/// 429 with `Retry-After` (whole seconds, rounded up) and a JSON-RPC error.
+fn too_many(id: serde_json::Value, refusal: &Refusal) -> Response {
+    let mut response = json_error(
+        StatusCode::TOO_MANY_REQUESTS,
+        id,
+        RATE_LIMITED,
+        &refusal.message(),
+        Some(refusal.data()),
+    );
+    response.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from(refusal.retry_after_secs()),
+    );
+    response
+}
+
+/// The calls guard: refuses everything once a drain has started; for a POST
+/// carrying `tools/call`s, spends their rate-limit buckets and counts them in
+/// flight until the response body has been sent (or dropped).
+async fn calls(State(calls): State<Calls>, request: Request, next: Next) -> Response {
+    let server = &calls.server;
+    if server.drain.started() {
+        return shutting_down();
+    }
+    if request.method() != Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, calls.max_body).await else {
+        return (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "Payload Too Large: the request body is over the limit",
+        )
+            .into_response();
+    };
+    let called = tools_calls(&bytes);
+    let request = Request::from_parts(parts, Body::from(bytes));
+    if called.is_empty() {
+        return next.run(request).await;
+    }
+    let principal = request
+        .extensions()
+        .get::<Caller>()
+        .and_then(|c| c.principal.clone());
+    for (id, tool) in called {
+        if let Err(refusal) = server.limiter.check(principal.as_deref(), &tool) {
+            limits::log_refusal(principal.as_deref(), &tool, &refusal);
+            return too_many(id, &refusal);
+        }
+    }
+    let Some(in_flight) = server.drain.admit() else {
+        return shutting_down();
+    };
+    let (parts, body) = next.run(request).await.into_parts();
+    // The body holds the guard: the call counts until its answer is sent.
+    let body = http_body_util::BodyExt::map_frame(body, move |frame| {
+        let _ = &in_flight;
+        frame
+    });
+    Response::from_parts(parts, Body::new(body))
 }
 
 /// Serves `server` on `addr` until `shutdown` is cancelled; `ready` gets the bound
@@ -141,7 +375,10 @@ pub async fn serve(
         open_loopback: !access.tokens.required() && bound.ip().is_loopback(),
         access,
     };
-    let app = router(server, guard_state, hosts, shutdown.clone());
+    let drain = guard_state.access.drain;
+    // Cancelled after the drain: ends the SSE streams and subscriptions still open.
+    let streams = CancellationToken::new();
+    let app = router(server.clone(), guard_state, hosts, streams.clone());
     tracing::info!(url = %format!("http://{bound}/mcp"), "serving MCP over Streamable HTTP");
     ready(bound);
     // Responses are written in pieces (an SSE stream's events): without
@@ -153,11 +390,51 @@ pub async fn serve(
                 tracing::debug!(%error, "cannot set TCP_NODELAY");
             }
         });
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move { shutdown.cancelled().await })
-        .await
-        .map_err(HttpError::Serve)
+    let stopping = shutdown.clone();
+    let serving = axum::serve(listener, app)
+        .with_graceful_shutdown(async move { stopping.cancelled().await })
+        .into_future();
+    tokio::pin!(serving);
+    tokio::select! {
+        served = &mut serving => return served.map_err(HttpError::Serve),
+        () = shutdown.cancelled() => {}
+    }
+    // The listener no longer accepts; new requests on open connections get 503.
+    server.drain.start();
+    let in_flight = server.drain.in_flight();
+    tracing::info!(
+        in_flight,
+        drain_secs = drain.as_secs(),
+        "shutting down: finishing the calls in flight"
+    );
+    let drained = tokio::select! {
+        drained = server.drain.idle(drain) => drained,
+        served = &mut serving => {
+            served.map_err(HttpError::Serve)?;
+            true
+        }
+    };
+    let cut = if drained { 0 } else { server.drain.in_flight() };
+    if cut > 0 {
+        tracing::warn!(error.type = "drain_timeout", calls = cut, "the drain time ran out; ending the calls still running");
+    }
+    // Every answer is sent: the open streams end, and with them the connections.
+    streams.cancel();
+    match tokio::time::timeout(STREAMS_CLOSE, &mut serving).await {
+        Ok(served) => served.map_err(HttpError::Serve)?,
+        Err(_) => {
+            tracing::warn!(error.type = "drain_timeout", "connections still open after the drain; closing them")
+        }
+    }
+    if cut > 0 {
+        return Err(HttpError::DrainTimedOut(cut));
+    }
+    tracing::info!("drained: every call in flight answered");
+    Ok(())
 }
+
+/// How long connections may take to close once the streams are told to end.
+const STREAMS_CLOSE: Duration = Duration::from_secs(5);
 
 /// Origin first (403), then the bearer token (401); the caller goes into the
 /// request's extensions.

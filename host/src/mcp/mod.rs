@@ -7,8 +7,10 @@
 //! alone shapes the result for the request's revision and output mode.
 
 mod auth;
+pub mod drain;
 pub mod handler;
 pub mod http;
+pub mod limits;
 pub mod reload;
 mod sessions;
 mod tools;
@@ -36,14 +38,36 @@ pub struct Server {
     pub(crate) peers: Mutex<Vec<Peer<RoleServer>>>,
     /// Wakes 2026-07-28 subscribers when the catalog changes.
     pub(crate) changes: tokio::sync::broadcast::Sender<()>,
+    /// The calls in flight, and whether a shutdown has begun.
+    pub drain: drain::Drain,
+    /// The rate limits' buckets.
+    pub(crate) limiter: limits::Limiter,
 }
 
 impl Server {
+    /// A server without rate limits.
     pub fn new(
         catalog: Arc<Catalog>,
         mapper: Mapper,
         store: Arc<dyn ResultStore>,
         default_mode: OutputMode,
+    ) -> Arc<Server> {
+        Server::with_limits(
+            catalog,
+            mapper,
+            store,
+            default_mode,
+            limits::Limiter::default(),
+        )
+    }
+
+    /// A server whose `tools/call`s spend the buckets of `limiter`.
+    pub fn with_limits(
+        catalog: Arc<Catalog>,
+        mapper: Mapper,
+        store: Arc<dyn ResultStore>,
+        default_mode: OutputMode,
+        limiter: limits::Limiter,
     ) -> Arc<Server> {
         let (changes, _) = tokio::sync::broadcast::channel(16);
         Arc::new(Server {
@@ -53,6 +77,8 @@ impl Server {
             default_mode,
             peers: Mutex::new(Vec::new()),
             changes,
+            drain: drain::Drain::default(),
+            limiter,
         })
     }
 }
@@ -98,17 +124,53 @@ impl Server {
     }
 }
 
-/// Serves one client on stdin and stdout until stdin closes.
+/// How a stdio session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StdioEnd {
+    /// The client closed stdin, or a drain finished with every call answered.
+    Done,
+    /// The drain time ran out with calls still running; they were cut off.
+    DrainTimedOut,
+}
+
+/// Serves one client on stdin and stdout until stdin closes, or until a drain
+/// ([`Server::drain`], started by the caller on SIGTERM) has let the calls in
+/// flight answer (up to `drain_time`): new calls are refused meanwhile, and the
+/// input is then treated as closed.
 ///
 /// # Errors
 ///
 /// When the transport fails before the first message.
-pub async fn serve_stdio(server: Arc<Server>) -> anyhow::Result<()> {
+pub async fn serve_stdio(
+    server: Arc<Server>,
+    drain_time: std::time::Duration,
+) -> anyhow::Result<StdioEnd> {
     let (stdin, stdout) = rmcp::transport::stdio();
     let input_closed = tokio_util::sync::CancellationToken::new();
+    let stop_input = tokio_util::sync::CancellationToken::new();
+    let drained = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    {
+        let (server, stop_input, drained) = (server.clone(), stop_input.clone(), drained.clone());
+        tokio::spawn(async move {
+            server.drain.wait_started().await;
+            let in_flight = server.drain.in_flight();
+            tracing::info!(
+                in_flight,
+                drain_secs = drain_time.as_secs(),
+                "shutting down: finishing the calls in flight"
+            );
+            if !server.drain.idle(drain_time).await {
+                tracing::warn!(error.type = "drain_timeout", calls = server.drain.in_flight(), "the drain time ran out; ending the calls still running");
+                drained.store(false, std::sync::atomic::Ordering::SeqCst);
+            }
+            // rmcp writes the answers that are ready, then its loop ends.
+            stop_input.cancel();
+        });
+    }
     let stdin = EndSignal {
         inner: stdin,
         ended: input_closed.clone(),
+        stop: Box::pin(stop_input.cancelled_owned()),
     };
     let session = Session::with_input(server, input_closed);
     let running = match session.serve((stdin, stdout)).await {
@@ -116,20 +178,27 @@ pub async fn serve_stdio(server: Arc<Server>) -> anyhow::Result<()> {
         // A client that closes stdin before its first request is done, not failed.
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
             tracing::info!("stdin closed before the first request");
-            return Ok(());
+            return Ok(StdioEnd::Done);
         }
         Err(error) => return Err(error.into()),
     };
     let reason = running.waiting().await?;
     tracing::info!(?reason, "stdio client finished");
-    Ok(())
+    if drained.load(std::sync::atomic::Ordering::SeqCst) {
+        Ok(StdioEnd::Done)
+    } else {
+        Ok(StdioEnd::DrainTimedOut)
+    }
 }
 
 /// Client input that cancels `ended` when it reaches its end, so long-lived
-/// handlers (a 2026-07-28 `subscriptions/listen`) stop when the client has gone.
+/// handlers (a 2026-07-28 `subscriptions/listen`) stop when the client has gone;
+/// it ends early, as if the client had closed it, once `stop` resolves (the
+/// drain of a shutdown is over).
 struct EndSignal<R> {
     inner: R,
     ended: tokio_util::sync::CancellationToken,
+    stop: std::pin::Pin<Box<tokio_util::sync::WaitForCancellationFutureOwned>>,
 }
 
 impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for EndSignal<R> {
@@ -138,6 +207,10 @@ impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for EndSignal<R> {
         cx: &mut std::task::Context<'_>,
         buf: &mut tokio::io::ReadBuf<'_>,
     ) -> std::task::Poll<std::io::Result<()>> {
+        if self.stop.as_mut().poll(cx).is_ready() {
+            self.ended.cancel();
+            return std::task::Poll::Ready(Ok(()));
+        }
         let (before, room) = (buf.filled().len(), buf.remaining() > 0);
         let poll = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
         // Zero bytes into a buffer with room is the end of the input.

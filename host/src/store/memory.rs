@@ -57,6 +57,10 @@ impl ResultStore for MemoryStore {
         Box::pin(async move { Ok(self.read(uri, principal)) })
     }
 
+    fn ping(&self) -> StoreFuture<'_, ()> {
+        Box::pin(async { Ok(()) })
+    }
+
     fn purge(&self) -> StoreFuture<'_, u64> {
         Box::pin(async move {
             let now = (self.clock)();

@@ -98,6 +98,10 @@ pub trait ResultStore: Send + Sync {
 
     /// Deletes what has expired by now; returns how many results went.
     fn purge(&self) -> StoreFuture<'_, u64>;
+
+    /// A cheap round trip to where the rows live (readiness, `/readyz`): an error
+    /// when the store could not keep or read a result now.
+    fn ping(&self) -> StoreFuture<'_, ()>;
 }
 
 /// A store could not keep or read a result.

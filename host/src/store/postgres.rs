@@ -269,6 +269,19 @@ impl ResultStore for PostgresStore {
         })
     }
 
+    /// `SELECT 1` on a connection of the pool: a dead server fails the connect,
+    /// a connection the server dropped fails the query.
+    fn ping(&self) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            self.client()
+                .await?
+                .simple_query("SELECT 1")
+                .await
+                .map_err(failed("pinging PostgreSQL"))?;
+            Ok(())
+        })
+    }
+
     fn purge(&self) -> StoreFuture<'_, u64> {
         let now = (self.clock)().as_second();
         Box::pin(async move {

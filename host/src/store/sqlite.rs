@@ -28,6 +28,8 @@ use super::{Kept, Offload, ResultStore, StoreError, StoreFuture, StoredRow};
 /// Results in an SQLite file.
 pub struct SqliteStore {
     connection: Arc<Mutex<Connection>>,
+    /// The database file, which [`ResultStore::ping`] checks is still there.
+    path: std::path::PathBuf,
     signer: Signer,
     ttl: SignedDuration,
     clock: fn() -> Timestamp,
@@ -86,6 +88,7 @@ impl SqliteStore {
             .map_err(failed(&what))?;
         Ok(SqliteStore {
             connection: Arc::new(Mutex::new(connection)),
+            path: path.to_path_buf(),
             signer,
             ttl,
             clock,
@@ -165,6 +168,31 @@ impl ResultStore for SqliteStore {
             .await
             .map_err(|e| StoreError(format!("the store's reader failed: {e}")))??;
             Ok(row.map(|(format, body)| StoredRow { format, body }))
+        })
+    }
+
+    /// The file is still where it was opened (a database whose file was removed
+    /// keeps answering from the old inode, and loses every row at the next
+    /// start), and a read of the table through the connection succeeds.
+    fn ping(&self) -> StoreFuture<'_, ()> {
+        let connection = self.connection.clone();
+        let path = self.path.clone();
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || {
+                std::fs::metadata(&path)
+                    .map_err(|e| StoreError(format!("{}: {e}", path.display())))?;
+                connection
+                    .lock()
+                    .expect("store lock")
+                    .query_row(
+                        "SELECT count(*) FROM (SELECT 1 FROM results LIMIT 1)",
+                        [],
+                        |_| Ok(()),
+                    )
+                    .map_err(failed("pinging the database"))
+            })
+            .await
+            .map_err(|e| StoreError(format!("the store's pinger failed: {e}")))?
         })
     }
 
