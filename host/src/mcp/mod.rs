@@ -6,15 +6,19 @@
 //! [`http`]) → [`handler::Session`] → the catalog → the runtime → the mapper, which
 //! alone shapes the result for the request's revision and output mode.
 
+pub mod audit;
 mod auth;
 pub mod handler;
 pub mod http;
+pub mod prometheus;
 pub mod reload;
 mod sessions;
 mod tools;
 
-pub use auth::Tokens;
+pub use audit::Audit;
+pub use auth::{TokenId, Tokens};
 pub use handler::{OUTPUT_MODE_HEADER, OUTPUT_MODE_KEY, Session};
+pub use prometheus::Metrics;
 
 use std::sync::{Arc, Mutex};
 
@@ -36,14 +40,38 @@ pub struct Server {
     pub(crate) peers: Mutex<Vec<Peer<RoleServer>>>,
     /// Wakes 2026-07-28 subscribers when the catalog changes.
     pub(crate) changes: tokio::sync::broadcast::Sender<()>,
+    /// One line per call (`host.audit`).
+    pub(crate) audit: Audit,
+    /// What `GET /metrics` renders; `None` serves no `/metrics`.
+    pub(crate) metrics: Option<Metrics>,
+}
+
+/// What a server reports about its calls besides answering them.
+#[derive(Clone, Default)]
+pub struct Observers {
+    pub audit: Audit,
+    pub metrics: Option<Metrics>,
 }
 
 impl Server {
+    /// A server without audit log or `/metrics`.
     pub fn new(
         catalog: Arc<Catalog>,
         mapper: Mapper,
         store: Arc<dyn ResultStore>,
         default_mode: OutputMode,
+    ) -> Arc<Server> {
+        Server::observed(catalog, mapper, store, default_mode, Observers::default())
+    }
+
+    /// A server that writes its calls to `observers.audit` and serves
+    /// `observers.metrics` at `GET /metrics`.
+    pub fn observed(
+        catalog: Arc<Catalog>,
+        mapper: Mapper,
+        store: Arc<dyn ResultStore>,
+        default_mode: OutputMode,
+        observers: Observers,
     ) -> Arc<Server> {
         let (changes, _) = tokio::sync::broadcast::channel(16);
         Arc::new(Server {
@@ -53,7 +81,14 @@ impl Server {
             default_mode,
             peers: Mutex::new(Vec::new()),
             changes,
+            audit: observers.audit,
+            metrics: observers.metrics,
         })
+    }
+
+    /// The audit log, to flush at the end of serving.
+    pub fn audit(&self) -> &Audit {
+        &self.audit
     }
 }
 
@@ -111,6 +146,18 @@ pub async fn serve_stdio(server: Arc<Server>) -> anyhow::Result<()> {
         ended: input_closed.clone(),
     };
     let session = Session::with_input(server, input_closed);
+    let open = metrics::gauge!("toolhost_sessions_open", "transport" => "stdio");
+    open.increment(1.0);
+    let served = serve_session(session, stdin, stdout).await;
+    open.decrement(1.0);
+    served
+}
+
+async fn serve_session(
+    session: Session,
+    stdin: EndSignal<tokio::io::Stdin>,
+    stdout: tokio::io::Stdout,
+) -> anyhow::Result<()> {
     let running = match session.serve((stdin, stdout)).await {
         Ok(running) => running,
         // A client that closes stdin before its first request is done, not failed.
