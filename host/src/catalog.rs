@@ -45,6 +45,14 @@ impl Provider {
             Provider::Webhook(webhook) => webhook.name(),
         }
     }
+
+    /// The SHA-256 (hex) of a component as loaded; a webhook has none.
+    pub fn digest(&self) -> Option<&str> {
+        match self {
+            Provider::Component(plugin) => Some(plugin.digest()),
+            Provider::Webhook(_) => None,
+        }
+    }
 }
 
 /// A tool as the catalog serves it.
@@ -405,7 +413,21 @@ impl Catalog {
         request_id: &str,
         events: Option<EventSender>,
     ) -> ToolResult {
-        let call_id = new_call_id();
+        self.call_as(new_call_id(), tool, arguments, caller, request_id, events)
+            .await
+    }
+
+    /// [`Catalog::call`] under the id `call_id` (from [`new_call_id`]), for a
+    /// caller that records the call under its id too (the audit log).
+    pub async fn call_as(
+        &self,
+        call_id: String,
+        tool: &Tool,
+        arguments: Option<&Value>,
+        caller: &Caller,
+        request_id: &str,
+        events: Option<EventSender>,
+    ) -> ToolResult {
         // At level ERROR, so the span (and its id) is on whatever the filter
         // lets through; the events inside keep their own levels.
         let span = tracing::error_span!("call", call_id = %call_id);
@@ -492,7 +514,7 @@ impl Catalog {
 }
 
 /// 64 random bits in hex: the id of one call in the host's log.
-fn new_call_id() -> String {
+pub fn new_call_id() -> String {
     let mut bytes = [0u8; 8];
     if getrandom::fill(&mut bytes).is_err() {
         // No randomness: an id unique in this process still links log and result.

@@ -319,10 +319,37 @@ async fn serve(
             match purged.purge().await {
                 Ok(0) => {}
                 Ok(rows) => tracing::info!(rows, "purged expired results"),
-                Err(error) => tracing::error!(%error, "purging expired results failed"),
+                Err(error) => {
+                    metrics::counter!("toolhost_store_errors_total", "operation" => "purge")
+                        .increment(1);
+                    tracing::error!(%error, error.type = "store_failed", "purging expired results failed")
+                }
             }
         }
     });
+    let audit = match toolhost::mcp::Audit::open(&config.host.audit, config.host.audit_values) {
+        Ok(audit) => audit,
+        Err(message) => return usage_error(message),
+    };
+    // Metrics are recorded whenever they can be read: on the HTTP listener's
+    // /metrics, or on host.metrics_addr.
+    let metrics = if http.is_some() || config.host.metrics_addr.is_some() {
+        match toolhost::mcp::Metrics::install() {
+            Ok(metrics) => Some(metrics),
+            Err(message) => return usage_error(message),
+        }
+    } else {
+        None
+    };
+    let principals = tokens.principals();
+    toolhost::mcp::prometheus::register_rate_limits(
+        if principals.is_empty() {
+            &["local"]
+        } else {
+            &principals
+        },
+        catalog.tools().iter().map(|tool| tool.name.as_str()),
+    );
     let mapper = toolhost::app::mapper(&config, store.clone());
     let limiter = toolhost::mcp::limits::Limiter::new(
         &config.host.rate_limits,
@@ -336,14 +363,45 @@ async fn serve(
             );
         }
     }
+    let observers = toolhost::mcp::Observers {
+        audit: audit.clone(),
+        metrics: metrics.clone(),
+    };
     let server = toolhost::mcp::Server::with_limits(
         Arc::new(catalog),
         mapper,
         store,
         config.host.output_mode,
         limiter,
+        observers,
     );
     let signalled = drain_on_signal(&server);
+    // The metrics listener serves until the transport has drained.
+    let admin_stop = tokio_util::sync::CancellationToken::new();
+    if let (Some(addr), Some(metrics)) = (config.host.metrics_addr, metrics) {
+        let access = toolhost::mcp::http::Access {
+            tokens: tokens.clone(),
+            allowed_origins: config.host.allowed_origins.clone(),
+            allowed_hosts: config.host.allowed_hosts.clone(),
+            max_sessions: config.host.max_sessions,
+            drain: config.host.drain,
+        };
+        let listening = admin_stop.clone();
+        // Bound before serving starts, so a bad address stops the start.
+        let (bound, ready) = tokio::sync::oneshot::channel();
+        let admin = tokio::spawn(async move {
+            toolhost::mcp::http::serve_metrics(metrics, access, addr, listening, |at| {
+                let _ = bound.send(at);
+            })
+            .await
+        });
+        if ready.await.is_err() {
+            return match admin.await {
+                Ok(Err(e)) => usage_error(e),
+                _ => usage_error("host.metrics_addr: the metrics listener stopped"),
+            };
+        }
+    }
     // Hot load: a changed plugin directory rebuilds the catalog.
     let reload_source = source.clone();
     tokio::spawn(toolhost::mcp::reload::watch(
@@ -351,6 +409,30 @@ async fn serve(
         Arc::new(runtime),
         move || load_config(&reload_source),
     ));
+    let code = serve_transport(
+        source,
+        server,
+        tokens,
+        &config,
+        http,
+        allow_remote,
+        signalled,
+    )
+    .await;
+    admin_stop.cancel();
+    audit.flush(std::time::Duration::from_secs(5));
+    code
+}
+
+async fn serve_transport(
+    source: &Source,
+    server: Arc<toolhost::mcp::Server>,
+    tokens: toolhost::mcp::Tokens,
+    config: &Config,
+    http: Option<std::net::SocketAddr>,
+    allow_remote: bool,
+    signalled: tokio_util::sync::CancellationToken,
+) -> ExitCode {
     match http {
         None => {
             print_client_snippet(source);

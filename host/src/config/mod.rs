@@ -117,6 +117,26 @@ pub struct HostSettings {
     pub drain: std::time::Duration,
     /// Token buckets for `tools/call` (`[host.rate_limits]`, off by default).
     pub rate_limits: RateLimits,
+    /// Where the audit log goes (`host.audit`, default off).
+    pub audit: AuditSink,
+    /// Whether audit lines carry argument values, not only their keys
+    /// (`host.audit_values`, default false).
+    pub audit_values: bool,
+    /// A second listener serving only `GET /metrics` (`host.metrics_addr`), for
+    /// a stdio server or an admin network.
+    pub metrics_addr: Option<std::net::SocketAddr>,
+}
+
+/// Where the audit log's lines go.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum AuditSink {
+    /// No audit log.
+    #[default]
+    Off,
+    /// Standard error, between the log lines.
+    Stderr,
+    /// Appended to this file (created 0600 when missing).
+    File(PathBuf),
 }
 
 impl HostSettings {
@@ -206,6 +226,10 @@ struct RawHost {
     drain_secs: Option<i64>,
     #[serde(default)]
     rate_limits: limits::RawRateLimits,
+    audit: Option<String>,
+    #[serde(default)]
+    audit_values: bool,
+    metrics_addr: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -443,6 +467,27 @@ fn host_settings(raw: RawHost, file: &Path, base: &Path) -> Result<HostSettings,
             },
         },
         rate_limits: RateLimits::default(),
+        audit: match raw.audit.as_deref() {
+            None | Some("off") => AuditSink::Off,
+            Some("stderr") => AuditSink::Stderr,
+            Some(path) if path.trim().is_empty() => {
+                return Err(ConfigError::new(
+                    file,
+                    "host.audit: an empty path; use \"off\", \"stderr\" or the path of a file",
+                ));
+            }
+            Some(path) => AuditSink::File(base.join(path)),
+        },
+        audit_values: raw.audit_values,
+        metrics_addr: match raw.metrics_addr {
+            None => None,
+            Some(addr) => Some(addr.parse().map_err(|e| {
+                ConfigError::new(
+                    file,
+                    format!("host.metrics_addr: {addr:?} is not an address with a port, e.g. \"127.0.0.1:9464\": {e}"),
+                )
+            })?),
+        },
         result_ttl_secs: match raw.result_ttl_secs {
             None => 3_600,
             Some(secs) if secs > 0 => secs,
@@ -646,6 +691,34 @@ mod tests {
         assert_eq!(config.host.size_limits, SizeLimits::default());
         assert_eq!(config.host.output_mode, OutputMode::Compat);
         assert!(config.host.pooling);
+        assert_eq!(config.host.audit, AuditSink::Off);
+        assert!(!config.host.audit_values && config.host.metrics_addr.is_none());
+    }
+
+    #[test]
+    fn audit_and_metrics_settings_are_read_and_checked() {
+        let config = parse("[host]\naudit = \"logs/audit.jsonl\"\naudit_values = true\nmetrics_addr = \"127.0.0.1:9464\"\n").unwrap();
+        assert_eq!(
+            config.host.audit,
+            AuditSink::File(PathBuf::from("/etc/th/logs/audit.jsonl"))
+        );
+        assert!(config.host.audit_values);
+        assert_eq!(
+            config.host.metrics_addr,
+            Some("127.0.0.1:9464".parse().unwrap())
+        );
+        let stderr = parse("[host]\naudit = \"stderr\"\n").unwrap();
+        assert_eq!(stderr.host.audit, AuditSink::Stderr);
+        for (text, key) in [
+            ("[host]\naudit = \" \"\n", "host.audit"),
+            (
+                "[host]\nmetrics_addr = \"localhost\"\n",
+                "host.metrics_addr",
+            ),
+        ] {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(err.starts_with("test.toml: ") && err.contains(key), "{err}");
+        }
     }
 
     #[test]

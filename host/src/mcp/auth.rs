@@ -1,5 +1,10 @@
 //! Who calls over HTTP: bearer tokens from the configuration, each standing for a
 //! principal with privileges. Tokens are compared in constant time.
+//!
+//! Each token has an id the audit log names instead of the token: `token-N`,
+//! the position (from 1) of its `[[token]]` table in the configuration file.
+//! It tells two tokens of one principal apart (a rotation) and reveals nothing
+//! of the token; reordering the tables changes it.
 
 use std::collections::BTreeSet;
 
@@ -9,8 +14,13 @@ use crate::config::TokenConfig;
 /// The configured tokens.
 #[derive(Debug, Clone, Default)]
 pub struct Tokens {
-    entries: Vec<(String, Caller)>,
+    entries: Vec<(String, Caller, TokenId)>,
 }
+
+/// The id of a configured token (`token-N`), never the token itself; it
+/// travels beside the [`Caller`] in an HTTP request's extensions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenId(pub String);
 
 impl Tokens {
     /// Reads the tokens, resolving `token_env` from the environment.
@@ -20,7 +30,7 @@ impl Tokens {
     /// A message naming the variable when a `token_env` is not set.
     pub fn from_config(tokens: &[TokenConfig]) -> Result<Tokens, String> {
         let mut entries = Vec::new();
-        for token in tokens {
+        for (index, token) in tokens.iter().enumerate() {
             let secret = match (&token.token, &token.token_env) {
                 (Some(secret), _) => secret.clone(),
                 (None, Some(name)) => std::env::var(name).map_err(|_| {
@@ -35,7 +45,7 @@ impl Tokens {
                 principal: Some(token.principal.clone()),
                 privileges: Some(token.privileges.iter().cloned().collect::<BTreeSet<_>>()),
             };
-            entries.push((secret, caller));
+            entries.push((secret, caller, TokenId(format!("token-{}", index + 1))));
         }
         Ok(Tokens { entries })
     }
@@ -47,10 +57,27 @@ impl Tokens {
 
     /// The caller a bearer token stands for.
     pub fn caller(&self, bearer: &str) -> Option<Caller> {
+        self.authenticate(bearer).map(|(caller, _)| caller)
+    }
+
+    /// The caller a bearer token stands for, and the token's id.
+    pub fn authenticate(&self, bearer: &str) -> Option<(Caller, TokenId)> {
         self.entries
             .iter()
-            .find(|(secret, _)| constant_time_eq(secret.as_bytes(), bearer.as_bytes()))
-            .map(|(_, caller)| caller.clone())
+            .find(|(secret, _, _)| constant_time_eq(secret.as_bytes(), bearer.as_bytes()))
+            .map(|(_, caller, id)| (caller.clone(), id.clone()))
+    }
+
+    /// The principals of the tokens, each once, in the configuration's order.
+    pub fn principals(&self) -> Vec<&str> {
+        let mut principals: Vec<&str> = Vec::new();
+        for (_, caller, _) in &self.entries {
+            let principal = caller.principal.as_deref().unwrap_or_default();
+            if !principals.contains(&principal) {
+                principals.push(principal);
+            }
+        }
+        principals
     }
 }
 

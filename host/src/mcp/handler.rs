@@ -17,6 +17,7 @@
 #![allow(deprecated)] // rmcp marks the logging types deprecated (SEP-2577); MCP still has them.
 
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
@@ -30,10 +31,11 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
-use super::Server;
 use super::drain::CallGuard;
 use super::limits;
-use crate::catalog::Caller;
+use super::prometheus::UNKNOWN_TOOL;
+use super::{Server, TokenId, audit};
+use crate::catalog::{self, Caller};
 use crate::render::{
     OutputMode, RenderContext, Rendering, Revision, ServerInfo, Target, format, mcp,
 };
@@ -145,9 +147,15 @@ impl Session {
 
     /// A stdio call: refused once a drain has started, or over a rate limit
     /// (`-32029`, the wait in `data.retryAfterMs`).
-    fn admit_stdio(&self, caller: &Caller, tool: &str) -> Result<CallGuard, ErrorData> {
+    fn admit_stdio(
+        &self,
+        caller: &Caller,
+        tool: &str,
+        facts: &mut Facts,
+    ) -> Result<CallGuard, ErrorData> {
         let Some(guard) = self.server.drain.admit() else {
             tracing::info!(error.type = "shutting_down", tool, "call refused: the server is shutting down");
+            facts.outcome = "shutting_down";
             return Err(ErrorData::new(
                 rmcp::model::ErrorCode(-32000),
                 "Service unavailable: the server is shutting down",
@@ -156,7 +164,8 @@ impl Session {
         };
         let principal = caller.principal.as_deref();
         if let Err(refusal) = self.server.limiter.check(principal, tool) {
-            limits::log_refusal(principal, tool, &refusal);
+            limits::log_refusal(&self.server, principal, tool, &refusal);
+            facts.outcome = "rate_limited";
             return Err(ErrorData::new(
                 rmcp::model::ErrorCode(limits::RATE_LIMITED),
                 refusal.message(),
@@ -289,6 +298,153 @@ fn wire_level(level: LogLevel) -> LoggingLevel {
     }
 }
 
+/// What the audit log and the metrics learn of a `tools/call` as it is served.
+struct Facts {
+    /// `"ok"`, the result's error code, or the refusal before the call (a
+    /// closed set: see `docs/operating.md`, "Metrics").
+    outcome: &'static str,
+    caller: Option<Caller>,
+    /// The catalog that has the tool; `None` when no tool was found.
+    catalog: Option<Arc<crate::catalog::Catalog>>,
+    call_id: Option<String>,
+    arguments: Option<Value>,
+}
+
+impl Session {
+    /// `tools/call`, filling in `facts` as it goes.
+    async fn serve_call(
+        &self,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        name: &str,
+        request_id: &str,
+        facts: &mut Facts,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let revision = revision(context);
+        let mode = output_mode(context, self.server.default_mode)?;
+        facts.outcome = "unauthorized";
+        let caller = self.caller(context)?;
+        facts.caller = Some(caller.clone());
+        // On HTTP the calls guard admitted the call and spent its buckets; on
+        // stdio it happens here, once, before the tool is even looked up (as on
+        // HTTP, where the guard cannot look it up).
+        let _in_flight = match self.transport {
+            Transport::Stdio => Some(self.admit_stdio(&caller, name, facts)?),
+            Transport::Http => None,
+        };
+        let catalog = self.server.catalog();
+        let Some(tool) = catalog.tool(name).filter(|tool| tool.visible_to(&caller)) else {
+            facts.outcome = "unknown_tool";
+            if self.server.audit.is_on() {
+                facts.arguments = request.arguments.map(Value::Object);
+            }
+            return Err(unknown_tool(name));
+        };
+        facts.catalog = Some(catalog.clone());
+        facts.outcome = "missing_client_capability";
+        check_client_capabilities(&tool.descriptor.required_client_capabilities, context)?;
+        let arguments = request.arguments.map(Value::Object);
+
+        let progress_token = context.meta.get_progress_token();
+        let log_level = if revision.is_stateless() {
+            context.meta.log_level()
+        } else {
+            *self.log_level.lock().expect("level lock")
+        };
+        let (events, forward) = forward_events(&context.peer, progress_token, log_level).unzip();
+        let call_id = catalog::new_call_id();
+        facts.call_id = Some(call_id.clone());
+        let call = catalog.call_as(
+            call_id,
+            tool,
+            arguments.as_ref(),
+            &caller,
+            request_id,
+            events,
+        );
+        let result = tokio::select! {
+            result = call => result,
+            () = context.ct.cancelled() => {
+                // Dropping the call drops its store: the instance ends here.
+                tracing::info!(tool = %name, "call cancelled by the client");
+                facts.outcome = "cancelled";
+                facts.arguments = arguments;
+                return Err(ErrorData::internal_error("the request was cancelled", None));
+            }
+        };
+        if let Some(forward) = forward {
+            let _ = forward.await;
+        }
+        facts.arguments = arguments;
+        facts.outcome = result.error().map_or("ok", |error| error.code.as_str());
+
+        let mut render = RenderContext::new(name, jiff::Timestamp::now());
+        render.output_schema = tool.descriptor.output_schema.as_ref();
+        render.request_id = request_id;
+        render.principal = caller.principal.as_deref();
+        render.server = Some(SERVER);
+        let rendered = self
+            .server
+            .mapper
+            .render_owned(result, Target::Mcp { revision, mode }, &render)
+            .await;
+        match rendered.rendering {
+            Rendering::Mcp(wire) => Ok((*wire).into()),
+            Rendering::Json(_) => {
+                facts.outcome = "internal_error";
+                Err(ErrorData::internal_error(
+                    "the mapper rendered no MCP result for an MCP target",
+                    None,
+                ))
+            }
+        }
+    }
+
+    /// Records a served call: its line in the audit log, its count and duration
+    /// in the metrics.
+    fn observe(
+        &self,
+        context: &RequestContext<RoleServer>,
+        name: &str,
+        request_id: &str,
+        started: Instant,
+        facts: Facts,
+    ) {
+        let elapsed = started.elapsed();
+        let tool = facts
+            .catalog
+            .as_ref()
+            .and_then(|catalog| catalog.tool(name));
+        let label = tool
+            .map_or(UNKNOWN_TOOL, |tool| tool.name.as_str())
+            .to_owned();
+        metrics::counter!("toolhost_calls_total", "tool" => label.clone(), "outcome" => facts.outcome).increment(1);
+        metrics::histogram!("toolhost_call_duration_seconds", "tool" => label)
+            .record(elapsed.as_secs_f64());
+        let audit = &self.server.audit;
+        if !audit.is_on() {
+            return;
+        }
+        let token_id = parts(context).and_then(|p| p.extensions.get::<TokenId>());
+        audit.record(&audit::Entry {
+            transport: match self.transport {
+                Transport::Stdio => "stdio",
+                Transport::Http => "http",
+            },
+            principal: facts.caller.as_ref().and_then(|c| c.principal.as_deref()),
+            token_id: token_id.map(|id| id.0.as_str()),
+            tool: name,
+            plugin: tool.map(|tool| tool.provider().name()),
+            digest: tool.and_then(|tool| tool.provider().digest()),
+            outcome: facts.outcome,
+            duration_ms: elapsed.as_secs_f64() * 1000.0,
+            arguments: facts.arguments.as_ref().and_then(Value::as_object),
+            request_id,
+            call_id: facts.call_id.as_deref(),
+        });
+    }
+}
+
 impl ServerHandler for Session {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
@@ -382,62 +538,21 @@ impl ServerHandler for Session {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let revision = revision(&context);
-        let mode = output_mode(&context, self.server.default_mode)?;
+        let started = Instant::now();
         let name = request.name.to_string();
-        let caller = self.caller(&context)?;
-        // On HTTP the calls guard admitted the call and spent its buckets; on
-        // stdio it happens here, once, before the tool is even looked up (as on
-        // HTTP, where the guard cannot look it up).
-        let _in_flight = match self.transport {
-            Transport::Stdio => Some(self.admit_stdio(&caller, &name)?),
-            Transport::Http => None,
-        };
-        let catalog = self.server.catalog();
-        let Some(tool) = catalog.tool(&name).filter(|tool| tool.visible_to(&caller)) else {
-            return Err(unknown_tool(&name));
-        };
-        check_client_capabilities(&tool.descriptor.required_client_capabilities, &context)?;
-        let arguments = request.arguments.map(Value::Object);
         let request_id = context.id.to_string();
-
-        let progress_token = context.meta.get_progress_token();
-        let log_level = if revision.is_stateless() {
-            context.meta.log_level()
-        } else {
-            *self.log_level.lock().expect("level lock")
+        let mut facts = Facts {
+            outcome: "invalid_params",
+            caller: None,
+            catalog: None,
+            call_id: None,
+            arguments: None,
         };
-        let (events, forward) = forward_events(&context.peer, progress_token, log_level).unzip();
-        let call = catalog.call(tool, arguments.as_ref(), &caller, &request_id, events);
-        let result = tokio::select! {
-            result = call => result,
-            () = context.ct.cancelled() => {
-                // Dropping the call drops its store: the instance ends here.
-                tracing::info!(tool = %name, "call cancelled by the client");
-                return Err(ErrorData::internal_error("the request was cancelled", None));
-            }
-        };
-        if let Some(forward) = forward {
-            let _ = forward.await;
-        }
-
-        let mut render = RenderContext::new(&name, jiff::Timestamp::now());
-        render.output_schema = tool.descriptor.output_schema.as_ref();
-        render.request_id = &request_id;
-        render.principal = caller.principal.as_deref();
-        render.server = Some(SERVER);
-        let rendered = self
-            .server
-            .mapper
-            .render_owned(result, Target::Mcp { revision, mode }, &render)
+        let answer = self
+            .serve_call(request, &context, &name, &request_id, &mut facts)
             .await;
-        match rendered.rendering {
-            Rendering::Mcp(wire) => Ok((*wire).into()),
-            Rendering::Json(_) => Err(ErrorData::internal_error(
-                "the mapper rendered no MCP result for an MCP target",
-                None,
-            )),
-        }
+        self.observe(&context, &name, &request_id, started, facts);
+        answer
     }
 
     async fn read_resource(
@@ -450,7 +565,8 @@ impl ServerHandler for Session {
         let not_found =
             || ErrorData::resource_not_found("Resource not found", Some(json!({ "uri": uri })));
         let unreadable = |e: StoreError| {
-            tracing::error!(%e, "reading the result store failed");
+            metrics::counter!("toolhost_store_errors_total", "operation" => "get").increment(1);
+            tracing::error!(%e, error.type = "store_failed", "reading the result store failed");
             ErrorData::internal_error("the result store could not be read", None)
         };
         let stored = self

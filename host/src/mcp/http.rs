@@ -29,6 +29,13 @@
 //!
 //! The server binds to loopback unless told otherwise with an explicit flag, and
 //! with that flag it needs tokens.
+//!
+//! `GET /metrics` (Prometheus text) sits behind the same Origin and token
+//! guards, so with tokens configured a scraper sends one of them, and behind a
+//! `Host` check of its own (the names rmcp accepts for `/mcp`), so a web page
+//! that rebinds its name to the loopback address cannot read it. The same
+//! route, alone, serves on `host.metrics_addr` ([`serve_metrics`]), for a stdio
+//! server or an admin network.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -40,13 +47,14 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 use super::limits::{self, RATE_LIMITED, Refusal};
 use super::sessions::{self, Sessions};
-use super::{Server, Session, Tokens};
+use super::{Metrics, Server, Session, Tokens};
 use crate::catalog::Caller;
 use crate::config::HostSettings;
 
@@ -96,6 +104,10 @@ pub enum HttpError {
         "refusing --allow-remote without tokens: anyone who reaches {0} could call every tool; configure at least one [[token]] (see docs/operating.md)"
     )]
     RemoteWithoutTokens(SocketAddr),
+    #[error(
+        "refusing host.metrics_addr = {0} without tokens: it is not a loopback address, and anyone who reaches it could read the metrics; configure [[token]]s or use 127.0.0.1"
+    )]
+    MetricsWithoutTokens(SocketAddr),
     #[error("cannot listen on {0}: {1}")]
     Bind(SocketAddr, std::io::Error),
     #[error("the HTTP server failed: {0}")]
@@ -115,16 +127,18 @@ fn router(
     streams: CancellationToken,
 ) -> Router {
     let config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(hosts)
+        .with_allowed_hosts(hosts.clone())
         .with_cancellation_token(streams);
     let max_body = config.max_request_body_bytes;
     let manager = Arc::new(LocalSessionManager::default());
     let sessions = Sessions::new(manager.clone(), guard_state.access.max_sessions);
     let served = server.clone();
+    let metrics = metrics_route(server.metrics.clone(), hosts);
     let service =
         StreamableHttpService::new(move || Ok(Session::new(served.clone())), manager, config);
     let mcp = Router::new()
         .nest_service("/mcp", service)
+        .merge(metrics)
         .layer(middleware::from_fn_with_state(sessions, sessions::guard))
         .layer(middleware::from_fn_with_state(
             Calls {
@@ -320,7 +334,7 @@ async fn calls(State(calls): State<Calls>, request: Request, next: Next) -> Resp
         .and_then(|c| c.principal.clone());
     for (id, tool) in called {
         if let Err(refusal) = server.limiter.check(principal.as_deref(), &tool) {
-            limits::log_refusal(principal.as_deref(), &tool, &refusal);
+            limits::log_refusal(&server, principal.as_deref(), &tool, &refusal);
             return too_many(id, &refusal);
         }
     }
@@ -362,15 +376,7 @@ pub async fn serve(
         .await
         .map_err(|e| HttpError::Bind(addr, e))?;
     let bound = listener.local_addr().map_err(HttpError::Serve)?;
-    let mut hosts = vec![
-        "localhost".to_owned(),
-        "127.0.0.1".to_owned(),
-        "::1".to_owned(),
-    ];
-    if !bound.ip().is_loopback() {
-        hosts.push(bound.ip().to_string());
-    }
-    hosts.extend(access.allowed_hosts.iter().cloned());
+    let hosts = host_names(bound, &access.allowed_hosts);
     let guard_state = Guard {
         open_loopback: !access.tokens.required() && bound.ip().is_loopback(),
         access,
@@ -381,17 +387,8 @@ pub async fn serve(
     let app = router(server.clone(), guard_state, hosts, streams.clone());
     tracing::info!(url = %format!("http://{bound}/mcp"), "serving MCP over Streamable HTTP");
     ready(bound);
-    // Responses are written in pieces (an SSE stream's events): without
-    // TCP_NODELAY, Nagle's algorithm meets the client's delayed ACK and each
-    // response waits ~40 ms for its last piece.
-    let listener =
-        axum::serve::ListenerExt::tap_io(listener, |stream: &mut tokio::net::TcpStream| {
-            if let Err(error) = stream.set_nodelay(true) {
-                tracing::debug!(%error, "cannot set TCP_NODELAY");
-            }
-        });
     let stopping = shutdown.clone();
-    let serving = axum::serve(listener, app)
+    let serving = axum::serve(without_nagle(listener), app)
         .with_graceful_shutdown(async move { stopping.cancelled().await })
         .into_future();
     tokio::pin!(serving);
@@ -433,6 +430,122 @@ pub async fn serve(
     Ok(())
 }
 
+/// The names a `Host` header may carry for a server bound to `bound`.
+fn host_names(bound: SocketAddr, allowed: &[String]) -> Vec<String> {
+    let mut hosts = vec![
+        "localhost".to_owned(),
+        "127.0.0.1".to_owned(),
+        "::1".to_owned(),
+    ];
+    if !bound.ip().is_loopback() {
+        hosts.push(bound.ip().to_string());
+    }
+    hosts.extend(allowed.iter().cloned());
+    hosts
+}
+
+/// `GET /metrics` behind the `Host` check; 404 without a recorder.
+fn metrics_route(metrics: Option<Metrics>, hosts: Vec<String>) -> Router {
+    Router::new()
+        .route("/metrics", get(metrics_text).with_state(metrics))
+        .layer(middleware::from_fn_with_state(Arc::new(hosts), host_guard))
+}
+
+async fn metrics_text(State(metrics): State<Option<Metrics>>) -> Response {
+    match metrics {
+        Some(metrics) => (
+            [(
+                header::CONTENT_TYPE,
+                "text/plain; version=0.0.4; charset=utf-8",
+            )],
+            metrics.render(),
+        )
+            .into_response(),
+        None => (StatusCode::NOT_FOUND, "Not Found: no metrics are recorded").into_response(),
+    }
+}
+
+/// Refuses (403) a request whose `Host` is none of `hosts` (a name, or a
+/// `name:port` matched whole).
+async fn host_guard(
+    State(hosts): State<Arc<Vec<String>>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    if hosts
+        .iter()
+        .any(|allowed| allowed == host || allowed == name)
+    {
+        return next.run(request).await;
+    }
+    tracing::warn!(host, error.type = "host_denied", "a /metrics request for a host this server does not serve refused");
+    (
+        StatusCode::FORBIDDEN,
+        "Forbidden: this host is not served here",
+    )
+        .into_response()
+}
+
+/// Serves `GET /metrics` alone on `addr` (`host.metrics_addr`) until `shutdown`
+/// is cancelled, behind the Origin, token and `Host` guards of `/mcp`: without
+/// tokens only a loopback address serves, to the open caller.
+///
+/// # Errors
+///
+/// [`HttpError`] when the address is not loopback and no token is configured,
+/// cannot be bound, or the server fails.
+pub async fn serve_metrics(
+    metrics: Metrics,
+    access: Access,
+    addr: SocketAddr,
+    shutdown: CancellationToken,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<(), HttpError> {
+    if !addr.ip().is_loopback() && !access.tokens.required() {
+        return Err(HttpError::MetricsWithoutTokens(addr));
+    }
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| HttpError::Bind(addr, e))?;
+    let bound = listener.local_addr().map_err(HttpError::Serve)?;
+    let hosts = host_names(bound, &access.allowed_hosts);
+    let guard_state = Guard {
+        open_loopback: !access.tokens.required() && bound.ip().is_loopback(),
+        access,
+    };
+    let app = metrics_route(Some(metrics), hosts)
+        .layer(middleware::from_fn_with_state(Arc::new(guard_state), guard));
+    tracing::info!(url = %format!("http://{bound}/metrics"), "serving metrics");
+    ready(bound);
+    axum::serve(without_nagle(listener), app)
+        .with_graceful_shutdown(async move { shutdown.cancelled().await })
+        .await
+        .map_err(HttpError::Serve)
+}
+
+/// The listener with `TCP_NODELAY` on every accepted connection. Responses are
+/// written in pieces (an SSE stream's events): without it, Nagle's algorithm
+/// meets the client's delayed ACK and each response waits ~40 ms for its last
+/// piece.
+fn without_nagle(
+    listener: tokio::net::TcpListener,
+) -> impl axum::serve::Listener<Addr = SocketAddr> {
+    axum::serve::ListenerExt::tap_io(listener, |stream: &mut tokio::net::TcpStream| {
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "cannot set TCP_NODELAY");
+        }
+    })
+}
+
 /// How long connections may take to close once the streams are told to end.
 const STREAMS_CLOSE: Duration = Duration::from_secs(5);
 
@@ -457,8 +570,11 @@ async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "));
-        match bearer.and_then(|token| access.tokens.caller(token)) {
-            Some(caller) => caller,
+        match bearer.and_then(|token| access.tokens.authenticate(token)) {
+            Some((caller, id)) => {
+                request.extensions_mut().insert(id);
+                caller
+            }
             None => {
                 tracing::warn!(error.type = "unauthorized", "request without a valid bearer token refused");
                 return (

@@ -20,6 +20,8 @@ use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use serde_json::json;
 
+use super::Server;
+use super::prometheus::UNKNOWN_TOOL;
 use crate::config::{LOCAL_PRINCIPAL, Rate, RateLimits};
 
 /// The JSON-RPC error code of a call refused by a rate limit (in the
@@ -132,15 +134,26 @@ impl Limiter {
 }
 
 /// Logs a refusal (`error.type = "rate_limited"`).
-pub fn log_refusal(principal: Option<&str>, tool: &str, refusal: &Refusal) {
+/// Logs a refused call and counts it in `toolhost_rate_limited_total`. The
+/// `tool` label is the tool's name only when `server`'s catalog has it (a
+/// caller may send any name), else [`UNKNOWN_TOOL`]; principals come from the
+/// configuration, so both label sets stay bounded.
+pub fn log_refusal(server: &Server, principal: Option<&str>, tool: &str, refusal: &Refusal) {
+    let principal = principal.unwrap_or(LOCAL_PRINCIPAL);
     tracing::warn!(
         error.type = "rate_limited",
-        principal = principal.unwrap_or(LOCAL_PRINCIPAL),
+        principal,
         tool,
         bucket = refusal.bucket,
         wait_ms = refusal.wait_ms(),
         "call refused: over its rate limit"
     );
+    let label = if server.catalog().tool(tool).is_some() {
+        tool.to_owned()
+    } else {
+        UNKNOWN_TOOL.to_owned()
+    };
+    metrics::counter!("toolhost_rate_limited_total", "principal" => principal.to_owned(), "tool" => label).increment(1);
 }
 
 #[cfg(test)]

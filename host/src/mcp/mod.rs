@@ -6,17 +6,21 @@
 //! [`http`]) → [`handler::Session`] → the catalog → the runtime → the mapper, which
 //! alone shapes the result for the request's revision and output mode.
 
+pub mod audit;
 mod auth;
 pub mod drain;
 pub mod handler;
 pub mod http;
 pub mod limits;
+pub mod prometheus;
 pub mod reload;
 mod sessions;
 mod tools;
 
-pub use auth::Tokens;
+pub use audit::Audit;
+pub use auth::{TokenId, Tokens};
 pub use handler::{OUTPUT_MODE_HEADER, OUTPUT_MODE_KEY, Session};
+pub use prometheus::Metrics;
 
 use std::sync::{Arc, Mutex};
 
@@ -42,10 +46,21 @@ pub struct Server {
     pub drain: drain::Drain,
     /// The rate limits' buckets.
     pub(crate) limiter: limits::Limiter,
+    /// One line per call (`host.audit`).
+    pub(crate) audit: Audit,
+    /// What `GET /metrics` renders; `None` serves no `/metrics`.
+    pub(crate) metrics: Option<Metrics>,
+}
+
+/// What a server reports about its calls besides answering them.
+#[derive(Clone, Default)]
+pub struct Observers {
+    pub audit: Audit,
+    pub metrics: Option<Metrics>,
 }
 
 impl Server {
-    /// A server without rate limits.
+    /// A server without rate limits, audit log or `/metrics`.
     pub fn new(
         catalog: Arc<Catalog>,
         mapper: Mapper,
@@ -58,16 +73,19 @@ impl Server {
             store,
             default_mode,
             limits::Limiter::default(),
+            Observers::default(),
         )
     }
 
-    /// A server whose `tools/call`s spend the buckets of `limiter`.
+    /// A server whose `tools/call`s spend the buckets of `limiter`, written to
+    /// `observers.audit`, and that serves `observers.metrics` at `GET /metrics`.
     pub fn with_limits(
         catalog: Arc<Catalog>,
         mapper: Mapper,
         store: Arc<dyn ResultStore>,
         default_mode: OutputMode,
         limiter: limits::Limiter,
+        observers: Observers,
     ) -> Arc<Server> {
         let (changes, _) = tokio::sync::broadcast::channel(16);
         Arc::new(Server {
@@ -79,7 +97,14 @@ impl Server {
             changes,
             drain: drain::Drain::default(),
             limiter,
+            audit: observers.audit,
+            metrics: observers.metrics,
         })
+    }
+
+    /// The audit log, to flush at the end of serving.
+    pub fn audit(&self) -> &Audit {
+        &self.audit
     }
 }
 
@@ -173,22 +198,35 @@ pub async fn serve_stdio(
         stop: Box::pin(stop_input.cancelled_owned()),
     };
     let session = Session::with_input(server, input_closed);
-    let running = match session.serve((stdin, stdout)).await {
-        Ok(running) => running,
-        // A client that closes stdin before its first request is done, not failed.
-        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
-            tracing::info!("stdin closed before the first request");
-            return Ok(StdioEnd::Done);
-        }
-        Err(error) => return Err(error.into()),
-    };
-    let reason = running.waiting().await?;
-    tracing::info!(?reason, "stdio client finished");
+    let open = metrics::gauge!("toolhost_sessions_open", "transport" => "stdio");
+    open.increment(1.0);
+    let served = serve_session(session, stdin, stdout).await;
+    open.decrement(1.0);
+    served?;
     if drained.load(std::sync::atomic::Ordering::SeqCst) {
         Ok(StdioEnd::Done)
     } else {
         Ok(StdioEnd::DrainTimedOut)
     }
+}
+
+async fn serve_session(
+    session: Session,
+    stdin: EndSignal<tokio::io::Stdin>,
+    stdout: tokio::io::Stdout,
+) -> anyhow::Result<()> {
+    let running = match session.serve((stdin, stdout)).await {
+        Ok(running) => running,
+        // A client that closes stdin before its first request is done, not failed.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+            tracing::info!("stdin closed before the first request");
+            return Ok(());
+        }
+        Err(error) => return Err(error.into()),
+    };
+    let reason = running.waiting().await?;
+    tracing::info!(?reason, "stdio client finished");
+    Ok(())
 }
 
 /// Client input that cancels `ended` when it reaches its end, so long-lived

@@ -54,6 +54,7 @@ pub async fn watch(
             Ok(config) => config,
             Err(error) => {
                 tracing::error!(%error, error.type = "reload_refused", "plugin directory changed, but the configuration does not load; keeping the current tools");
+                reloaded("refused");
                 continue;
             }
         };
@@ -66,15 +67,23 @@ pub async fn watch(
                 let names: Vec<&str> = catalog.tools().iter().map(|t| t.name.as_str()).collect();
                 tracing::info!(tools = %names.join(", "), "plugin directory changed; catalog reloaded");
                 server.replace_catalog(Arc::new(catalog)).await;
+                reloaded("ok");
             }
             Ok(Err(error)) => {
-                tracing::error!(%error, error.type = "reload_refused", "plugin directory changed, but a plugin does not load; keeping the current tools")
+                tracing::error!(%error, error.type = "reload_refused", "plugin directory changed, but a plugin does not load; keeping the current tools");
+                reloaded("refused");
             }
             Err(error) => {
-                tracing::error!(%error, error.type = "reload_refused", "plugin directory changed, but loading it failed; keeping the current tools")
+                tracing::error!(%error, error.type = "reload_refused", "plugin directory changed, but loading it failed; keeping the current tools");
+                reloaded("refused");
             }
         }
     }
+}
+
+/// Counts a reload in `toolhost_catalog_reloads_total`.
+fn reloaded(outcome: &'static str) {
+    metrics::counter!("toolhost_catalog_reloads_total", "outcome" => outcome).increment(1);
 }
 
 fn fingerprint(dirs: &[PathBuf]) -> Fingerprint {

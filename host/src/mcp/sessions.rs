@@ -67,7 +67,9 @@ impl Sessions {
     }
 
     fn forget(&self, id: &str) {
-        self.owners.lock().expect("sessions lock").remove(id);
+        let mut owners = self.owners.lock().expect("sessions lock");
+        owners.remove(id);
+        open_sessions(owners.len());
     }
 
     /// Records a new session of `principal`, then closes the sessions idle
@@ -121,6 +123,7 @@ impl Sessions {
                 owners.remove(&oldest);
                 evicted.push(oldest);
             }
+            open_sessions(owners.len());
             evicted
         };
         for oldest in evicted {
@@ -131,6 +134,13 @@ impl Sessions {
             });
         }
     }
+}
+
+/// `toolhost_sessions_open{transport="http"}`: the sessions recorded here.
+/// One rmcp ended on its own (an idle timeout, a closed stream) counts until a
+/// new session past the cap looks, or its client deletes it.
+fn open_sessions(count: usize) {
+    metrics::gauge!("toolhost_sessions_open", "transport" => "http").set(count as f64);
 }
 
 /// The guard: a request naming a session must come from its owner (else 404);

@@ -189,9 +189,18 @@ impl Mapper {
             data_size: result.data().map(|data| json_size(data) as u64),
             principal: ctx.principal,
         };
+        let format = match target {
+            Target::Legacy => "legacy",
+            Target::Mcp { .. } => "mcp",
+            Target::A2a => "a2a",
+        };
         let link = match store.put(offload).await {
-            Ok(kept) => stored_link(kept),
+            Ok(kept) => {
+                metrics::counter!("toolhost_offloads_total", "format" => format).increment(1);
+                stored_link(kept)
+            }
             Err(error) => {
+                metrics::counter!("toolhost_store_errors_total", "operation" => "put").increment(1);
                 // The cause may name the database file or server: the log has it,
                 // the caller gets the code and the sizes.
                 tracing::error!(tool = ctx.tool, request_id = ctx.request_id, size = oversize, limit, %error, error.type = "store_failed", "could not store a result over the size limit");

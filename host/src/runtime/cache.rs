@@ -76,7 +76,9 @@ impl CompileCache {
         })
     }
 
-    /// The component in `bytes` (read from `path`), from the cache or compiled.
+    /// The component in `bytes` (read from `path`), from the cache or compiled,
+    /// with the SHA-256 of `bytes` in hex (its name in the cache, and the
+    /// component's digest in the audit log).
     ///
     /// # Errors
     ///
@@ -87,7 +89,7 @@ impl CompileCache {
         engine: &Engine,
         path: &Path,
         bytes: &[u8],
-    ) -> wasmtime::Result<(Component, Origin)> {
+    ) -> wasmtime::Result<(Component, Origin, String)> {
         let digest: String = Sha256::digest(bytes)
             .iter()
             .map(|b| format!("{b:02x}"))
@@ -102,7 +104,7 @@ impl CompileCache {
                 // covers); wasmtime also checks the header. They are the bytes just
                 // checked, not the file read again.
                 Some(compiled) => match unsafe { Component::deserialize(engine, compiled) } {
-                    Ok(component) => return Ok((component, Origin::Cached)),
+                    Ok(component) => return Ok((component, Origin::Cached, digest)),
                     Err(error) => {
                         tracing::warn!(entry = %entry.display(), %error, "ignoring an unreadable compile-cache entry")
                     }
@@ -135,7 +137,7 @@ impl CompileCache {
         }
         // SAFETY: `compiled` was just produced by `precompile_component` of this engine.
         let component = unsafe { Component::deserialize(engine, &compiled) }?;
-        Ok((component, Origin::Compiled))
+        Ok((component, Origin::Compiled, digest))
     }
 
     /// The tag of the entry `name` holding `compiled`.

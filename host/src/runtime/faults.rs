@@ -44,6 +44,13 @@ fn name_the_call(details: &mut Map<String, Value>) {
     }
 }
 
+/// Counts a call the budget `budget` (a policy key, or `timeout`, `fuel`,
+/// `stack`, `instance_pool`: a closed set) refused, in
+/// `toolhost_budget_refusals_total`.
+pub(super) fn refused(budget: &'static str, plugin: &str) {
+    metrics::counter!("toolhost_budget_refusals_total", "budget" => budget, "plugin" => plugin.to_owned()).increment(1);
+}
+
 /// The call ran past its wall-clock deadline.
 #[derive(Debug, Clone, Copy, thiserror::Error)]
 #[error("the call ran past its deadline")]
@@ -76,6 +83,7 @@ pub fn fault(error: &wasmtime::Error, ctx: FaultContext<'_>) -> ToolResult {
 
     let (code, message) =
         if error.downcast_ref::<DeadlineExceeded>().is_some() || trap == Some(Trap::Interrupt) {
+            refused("timeout", ctx.plugin);
             details.insert("timeoutMs".into(), json!(ctx.timeout_ms));
             (
                 ErrorCode::Timeout,
@@ -85,11 +93,13 @@ pub fn fault(error: &wasmtime::Error, ctx: FaultContext<'_>) -> ToolResult {
                 ),
             )
         } else if trap == Some(Trap::OutOfFuel) {
+            refused("fuel", ctx.plugin);
             (
                 ErrorCode::Timeout,
                 "The call used up its fuel budget and was stopped.".to_owned(),
             )
         } else if let Some(hit) = ctx.budget {
+            refused(hit.key, ctx.plugin);
             details.insert("budget".into(), json!(hit.key));
             details.insert("limit".into(), json!(hit.message));
             (
@@ -97,6 +107,7 @@ pub fn fault(error: &wasmtime::Error, ctx: FaultContext<'_>) -> ToolResult {
                 format!("The call was stopped: {}.", hit.message),
             )
         } else if trap == Some(Trap::StackOverflow) {
+            refused("stack", ctx.plugin);
             (
                 ErrorCode::ResourceLimit,
                 "The call was stopped: its stack overflowed.".to_owned(),
@@ -111,6 +122,7 @@ pub fn fault(error: &wasmtime::Error, ctx: FaultContext<'_>) -> ToolResult {
                 ),
             )
         } else if is_pool_exhausted(error) {
+            refused("instance_pool", ctx.plugin);
             (
                 ErrorCode::ResourceLimit,
                 "No instance slot is free; try again shortly.".to_owned(),

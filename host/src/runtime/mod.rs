@@ -163,7 +163,7 @@ impl Runtime {
         // Compiling a 10-20 MB component takes seconds: off the async threads, so
         // a hot load does not stall the calls being served meanwhile.
         let (cache, engine, path) = (self.cache.clone(), self.engine.clone(), config.path.clone());
-        let (component, origin) =
+        let (component, origin, digest) =
             tokio::task::spawn_blocking(move || cache.load(&engine, &path, &bytes))
                 .await
                 .map_err(|e| error(format!("compiling failed: {e}")))?
@@ -213,6 +213,7 @@ impl Runtime {
             results: self.results.clone(),
             tools: Vec::new(),
             origin,
+            digest,
             imports_http,
         };
         let described = plugin

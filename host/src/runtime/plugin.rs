@@ -15,7 +15,7 @@ use super::bindings::{to_wit_datetime, wit_types};
 use super::cache::Origin;
 use super::descriptor::ToolDescriptor;
 use super::engine::EPOCH_TICK;
-use super::faults::{DeadlineExceeded, FaultContext, fault, host_failure};
+use super::faults::{DeadlineExceeded, FaultContext, fault, host_failure, refused};
 use super::guest_result::result_bytes;
 use super::in_flight::{ResultsInFlight, SMALL_RESULT_BYTES};
 use super::output::GuestOutput;
@@ -61,6 +61,8 @@ pub struct Plugin {
     pub(super) results: ResultsInFlight,
     pub(super) tools: Vec<ToolDescriptor>,
     pub(super) origin: Origin,
+    /// The SHA-256 of the component's bytes, in hex.
+    pub(super) digest: String,
     /// Whether the component imports `wasi:http/outgoing-handler`.
     pub(super) imports_http: bool,
 }
@@ -104,6 +106,12 @@ impl Plugin {
         self.imports_http
     }
 
+    /// The SHA-256 of the component file as loaded, in hex: which build of the
+    /// plugin served a call (the audit log names it).
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+
     /// Whether the compiled component came from the compile cache.
     pub fn from_cache(&self) -> bool {
         self.origin == Origin::Cached
@@ -120,6 +128,7 @@ impl Plugin {
     ) -> ToolResult {
         let timeout = self.capabilities.timeout;
         let Ok(Ok(_slot)) = tokio::time::timeout(timeout, self.slots.acquire()).await else {
+            refused("max_instances", &self.name);
             return host_failure(
                 ErrorCode::ResourceLimit,
                 format!(
@@ -132,6 +141,7 @@ impl Plugin {
                 json!({ "maxInstances": self.capabilities.max_instances }),
             );
         };
+        let _in_use = InUse::new(&self.name);
         let mut sandbox = match self.sandbox(tool, events) {
             Ok(sandbox) => sandbox,
             Err(error) => return self.finish_fault(tool, &error, None),
@@ -241,6 +251,7 @@ impl Plugin {
 
     /// The `resource_limit` result of a call that went over the budget `hit`.
     fn budget_failure(&self, tool: &str, hit: &BudgetHit) -> ToolResult {
+        refused(hit.key, &self.name);
         tracing::warn!(plugin = %self.name, tool, budget = hit.key, error.type = "resource_limit", "{}", hit.message);
         host_failure(
             ErrorCode::ResourceLimit,
@@ -403,6 +414,24 @@ impl Plugin {
                 stderr: sandbox.map(|s| s.stderr.tail()).unwrap_or_default(),
             },
         )
+    }
+}
+
+/// An instance of a plugin in use, in the gauge `toolhost_instances_in_use`
+/// from its slot until its call's result is converted.
+struct InUse(metrics::Gauge);
+
+impl InUse {
+    fn new(plugin: &str) -> InUse {
+        let gauge = metrics::gauge!("toolhost_instances_in_use", "plugin" => plugin.to_owned());
+        gauge.increment(1.0);
+        InUse(gauge)
+    }
+}
+
+impl Drop for InUse {
+    fn drop(&mut self) {
+        self.0.decrement(1.0);
     }
 }
 
