@@ -334,7 +334,7 @@ async fn calls(State(calls): State<Calls>, request: Request, next: Next) -> Resp
         .and_then(|c| c.principal.clone());
     for (id, tool) in called {
         if let Err(refusal) = server.limiter.check(principal.as_deref(), &tool) {
-            limits::log_refusal(&server, principal.as_deref(), &tool, &refusal);
+            limits::log_refusal(server, principal.as_deref(), &tool, &refusal);
             return too_many(id, &refusal);
         }
     }
