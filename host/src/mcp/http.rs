@@ -404,11 +404,13 @@ pub async fn serve(
         drain_secs = drain.as_secs(),
         "shutting down: finishing the calls in flight"
     );
-    let drained = tokio::select! {
-        drained = server.drain.idle(drain) => drained,
+    // The server may finish first (every connection closed): then it must not be
+    // polled again below.
+    let (drained, finished) = tokio::select! {
+        drained = server.drain.idle(drain) => (drained, false),
         served = &mut serving => {
             served.map_err(HttpError::Serve)?;
-            true
+            (true, true)
         }
     };
     let cut = if drained { 0 } else { server.drain.in_flight() };
@@ -417,10 +419,12 @@ pub async fn serve(
     }
     // Every answer is sent: the open streams end, and with them the connections.
     streams.cancel();
-    match tokio::time::timeout(STREAMS_CLOSE, &mut serving).await {
-        Ok(served) => served.map_err(HttpError::Serve)?,
-        Err(_) => {
-            tracing::warn!(error.type = "drain_timeout", "connections still open after the drain; closing them")
+    if !finished {
+        match tokio::time::timeout(STREAMS_CLOSE, &mut serving).await {
+            Ok(served) => served.map_err(HttpError::Serve)?,
+            Err(_) => {
+                tracing::warn!(error.type = "drain_timeout", "connections still open after the drain; closing them")
+            }
         }
     }
     if cut > 0 {
