@@ -293,17 +293,9 @@ impl Stdio_ {
     }
 
     fn wait_exit(&mut self, within: Duration) -> std::process::ExitStatus {
-        let deadline = Instant::now() + within;
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "toolhost still runs {within:?} later"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        common::process::wait_exit(&mut self.child, within, || {
+            "(stderr is not captured over stdio)".to_owned()
+        })
     }
 }
 

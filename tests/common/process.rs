@@ -121,18 +121,8 @@ impl Host {
     ///
     /// When it is still running then.
     pub fn wait_exit(&mut self, within: Duration) -> std::process::ExitStatus {
-        let deadline = Instant::now() + within;
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "toolhost still runs {within:?} later; its log:\n{}",
-                self.log_lines().join("\n")
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let log = self.log.clone();
+        wait_exit(&mut self.child, within, || log.lock().unwrap().join("\n"))
     }
 
     /// SIGKILL: no shutdown code runs.
@@ -146,5 +136,29 @@ impl Drop for Host {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// The exit status of `child`, waiting up to `within` for it to end.
+///
+/// # Panics
+///
+/// When it is still running then, with `log()` (what the process wrote).
+pub fn wait_exit(
+    child: &mut std::process::Child,
+    within: Duration,
+    log: impl Fn() -> String,
+) -> std::process::ExitStatus {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "toolhost still runs {within:?} later; its log:\n{}",
+            log()
+        );
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
