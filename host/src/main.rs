@@ -294,9 +294,9 @@ async fn serve(
         Err(message) => return usage_error(message),
     };
     // Refused before anything is compiled: remote callers need tokens.
-    if allow_remote && config.tokens.is_empty() {
+    if allow_remote && config.tokens.is_empty() && config.oauth.is_none() {
         return usage_error(
-            "--allow-remote without tokens would let anyone who reaches the server call every tool; configure at least one [[token]] (see docs/operating.md)",
+            "--allow-remote without tokens would let anyone who reaches the server call every tool; configure at least one [[token]] or [oauth] (see docs/operating.md)",
         );
     }
     let (config, runtime, catalog) = match open_config(config).await {
@@ -306,6 +306,23 @@ async fn serve(
     let tokens = match toolhost::mcp::Tokens::from_config(&config.tokens) {
         Ok(tokens) => tokens,
         Err(message) => return usage_error(message),
+    };
+    let oauth = match config
+        .oauth
+        .clone()
+        .map(toolhost::mcp::oauth::ResourceServer::new)
+    {
+        None => None,
+        Some(Ok(oauth)) => Some(Arc::new(oauth)),
+        Some(Err(message)) => return usage_error(message),
+    };
+    let access = toolhost::mcp::http::Access {
+        tokens,
+        oauth,
+        allowed_origins: config.host.allowed_origins.clone(),
+        allowed_hosts: config.host.allowed_hosts.clone(),
+        max_sessions: config.host.max_sessions,
+        drain: config.host.drain,
     };
     let store = match toolhost::app::open_store(&config).await {
         Ok(store) => store,
@@ -341,7 +358,7 @@ async fn serve(
     } else {
         None
     };
-    let principals = tokens.principals();
+    let principals = access.tokens.principals();
     toolhost::mcp::prometheus::register_rate_limits(
         if principals.is_empty() {
             &["local"]
@@ -351,10 +368,12 @@ async fn serve(
         catalog.tools().iter().map(|tool| tool.name.as_str()),
     );
     let mapper = toolhost::app::mapper(&config, store.clone());
-    let limiter = toolhost::mcp::limits::Limiter::new(
-        &config.host.rate_limits,
-        config.tokens.iter().map(|t| t.principal.as_str()),
-    );
+    let token_principals = config.tokens.iter().map(|t| t.principal.as_str());
+    let limiter = if config.oauth.is_some() {
+        toolhost::mcp::limits::Limiter::with_subjects(&config.host.rate_limits, token_principals)
+    } else {
+        toolhost::mcp::limits::Limiter::new(&config.host.rate_limits, token_principals)
+    };
     for tool in config.host.rate_limits.tools.keys() {
         if catalog.tool(tool).is_none() {
             tracing::warn!(
@@ -379,13 +398,7 @@ async fn serve(
     // The metrics listener serves until the transport has drained.
     let admin_stop = tokio_util::sync::CancellationToken::new();
     if let (Some(addr), Some(metrics)) = (config.host.metrics_addr, metrics) {
-        let access = toolhost::mcp::http::Access {
-            tokens: tokens.clone(),
-            allowed_origins: config.host.allowed_origins.clone(),
-            allowed_hosts: config.host.allowed_hosts.clone(),
-            max_sessions: config.host.max_sessions,
-            drain: config.host.drain,
-        };
+        let access = access.clone();
         let listening = admin_stop.clone();
         // Bound before serving starts, so a bad address stops the start.
         let (bound, ready) = tokio::sync::oneshot::channel();
@@ -412,7 +425,7 @@ async fn serve(
     let code = serve_transport(
         source,
         server,
-        tokens,
+        access,
         &config,
         http,
         allow_remote,
@@ -427,7 +440,7 @@ async fn serve(
 async fn serve_transport(
     source: &Source,
     server: Arc<toolhost::mcp::Server>,
-    tokens: toolhost::mcp::Tokens,
+    access: toolhost::mcp::http::Access,
     config: &Config,
     http: Option<std::net::SocketAddr>,
     allow_remote: bool,
@@ -443,13 +456,6 @@ async fn serve_transport(
             }
         }
         Some(addr) => {
-            let access = toolhost::mcp::http::Access {
-                tokens,
-                allowed_origins: config.host.allowed_origins.clone(),
-                allowed_hosts: config.host.allowed_hosts.clone(),
-                max_sessions: config.host.max_sessions,
-                drain: config.host.drain,
-            };
             match toolhost::mcp::http::serve(server, access, addr, allow_remote, signalled, |_| {})
                 .await
             {

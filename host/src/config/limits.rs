@@ -110,10 +110,12 @@ impl RawRate {
 }
 
 impl RawRateLimits {
-    /// Checks every rate; `principals` are the principals of the `[[token]]`s.
+    /// Checks every rate; `principals` are the principals of the `[[token]]`s;
+    /// with `oauth` on, a name may also be a subject of the issuer's tokens.
     pub(super) fn resolve(
         self,
         principals: &[&str],
+        oauth: bool,
         file: &Path,
     ) -> Result<RateLimits, ConfigError> {
         const KEY: &str = "host.rate_limits";
@@ -124,7 +126,7 @@ impl RawRateLimits {
         let mut by_principal = BTreeMap::new();
         for (name, rate) in self.principals {
             let key = format!("{KEY}.principals.{name}");
-            if name != LOCAL_PRINCIPAL && !principals.contains(&name.as_str()) {
+            if !oauth && name != LOCAL_PRINCIPAL && !principals.contains(&name.as_str()) {
                 return Err(ConfigError::new(
                     file,
                     format!(
@@ -153,7 +155,7 @@ mod tests {
 
     fn parse(text: &str, principals: &[&str]) -> Result<RateLimits, String> {
         let raw: RawRateLimits = toml::from_str(text).map_err(|e| e.to_string())?;
-        raw.resolve(principals, Path::new("t.toml"))
+        raw.resolve(principals, false, Path::new("t.toml"))
             .map_err(|e| e.to_string())
     }
 

@@ -17,12 +17,14 @@ use crate::render::{OutputMode, SizeLimits};
 
 pub mod grants;
 mod limits;
+mod oauth;
 mod policy;
 mod privileges;
 mod secret;
 mod store;
 mod webhook;
 pub use limits::{LOCAL_PRINCIPAL, Rate, RateLimits};
+pub use oauth::OAuthConfig;
 use policy::check_limits;
 pub use policy::{MAX_INSTANCES, MAX_MEMORY_MIB, MAX_TIMEOUT_MS, PolicyConfig, PreopenConfig};
 pub use privileges::RequiredPrivileges;
@@ -60,8 +62,11 @@ pub struct Config {
     pub plugins: Vec<PluginConfig>,
     /// App tools served by HTTP endpoints.
     pub webhooks: Vec<WebhookConfig>,
-    /// Bearer tokens for HTTP callers; none means a loopback server is open.
+    /// Bearer tokens for HTTP callers; none (and no `oauth`) means a loopback
+    /// server is open.
     pub tokens: Vec<TokenConfig>,
+    /// OAuth 2.1 access tokens for HTTP callers (`[oauth]`, off by default).
+    pub oauth: Option<OAuthConfig>,
 }
 
 /// One bearer token and who holds it.
@@ -200,6 +205,7 @@ struct RawConfig {
     webhook: Vec<WebhookConfig>,
     #[serde(default)]
     token: Vec<TokenConfig>,
+    oauth: Option<oauth::RawOAuth>,
 }
 
 #[derive(Deserialize, Default)]
@@ -290,7 +296,16 @@ impl Config {
         let mut raw: RawConfig =
             toml::from_str(text).map_err(|e| ConfigError::new(file, toml_error(text, &e)))?;
         let principals: Vec<&str> = raw.token.iter().map(|t| t.principal.as_str()).collect();
-        let rate_limits = std::mem::take(&mut raw.host.rate_limits).resolve(&principals, file)?;
+        let oauth = raw
+            .oauth
+            .take()
+            .map(|o| o.resolve(file, base))
+            .transpose()?;
+        let rate_limits = std::mem::take(&mut raw.host.rate_limits).resolve(
+            &principals,
+            oauth.is_some(),
+            file,
+        )?;
         let mut host = host_settings(raw.host, file, base)?;
         host.rate_limits = rate_limits;
         let store = raw.store.resolve(&host.data_dir, file)?;
@@ -375,6 +390,7 @@ impl Config {
             plugins,
             webhooks: raw.webhook,
             tokens: raw.token,
+            oauth,
         })
     }
 }

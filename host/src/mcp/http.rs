@@ -53,6 +53,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 use super::limits::{self, RATE_LIMITED, Refusal};
+use super::oauth::{Rejection, ResourceServer};
 use super::sessions::{self, Sessions};
 use super::{Metrics, Server, Session, Tokens};
 use crate::catalog::Caller;
@@ -62,6 +63,8 @@ use crate::config::HostSettings;
 #[derive(Clone)]
 pub struct Access {
     pub tokens: Tokens,
+    /// OAuth 2.1 access tokens (`[oauth]`), beside or instead of `tokens`.
+    pub oauth: Option<Arc<ResourceServer>>,
     /// Browser origins allowed besides `http(s)://localhost`, `127.0.0.1`, `[::1]`.
     pub allowed_origins: Vec<String>,
     /// `Host` values allowed besides `localhost`, `127.0.0.1`, `::1` and the bound
@@ -78,11 +81,18 @@ impl Access {
     pub fn with_tokens(tokens: Tokens) -> Access {
         Access {
             tokens,
+            oauth: None,
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             max_sessions: HostSettings::DEFAULT_MAX_SESSIONS,
             drain: Duration::from_secs(HostSettings::DEFAULT_DRAIN_SECS),
         }
+    }
+
+    /// Whether every request needs a bearer token: static tokens or OAuth are
+    /// configured.
+    pub fn authenticates(&self) -> bool {
+        self.tokens.required() || self.oauth.is_some()
     }
 }
 
@@ -101,7 +111,7 @@ pub enum HttpError {
     )]
     NotLoopback(SocketAddr),
     #[error(
-        "refusing --allow-remote without tokens: anyone who reaches {0} could call every tool; configure at least one [[token]] (see docs/operating.md)"
+        "refusing --allow-remote without tokens: anyone who reaches {0} could call every tool; configure at least one [[token]] or [oauth] (see docs/operating.md)"
     )]
     RemoteWithoutTokens(SocketAddr),
     #[error(
@@ -133,6 +143,7 @@ fn router(
     let manager = Arc::new(LocalSessionManager::default());
     let sessions = Sessions::new(manager.clone(), guard_state.access.max_sessions);
     let served = server.clone();
+    let oauth = guard_state.access.oauth.clone();
     let metrics = metrics_route(server.metrics.clone(), hosts);
     let service =
         StreamableHttpService::new(move || Ok(Session::new(served.clone())), manager, config);
@@ -148,10 +159,20 @@ fn router(
             calls,
         ))
         .layer(middleware::from_fn_with_state(Arc::new(guard_state), guard));
-    let probes = Router::new()
+    let mut probes = Router::new()
         .route("/healthz", axum::routing::get(healthz))
         .route("/readyz", axum::routing::get(readyz))
         .with_state(server);
+    if let Some(oauth) = oauth {
+        // RFC 9728's address for the resource, and the root one some clients try.
+        const ROOT: &str = "/.well-known/oauth-protected-resource";
+        let path = oauth.metadata_path().to_owned();
+        let mut metadata = Router::new().route(&path, get(protected_resource));
+        if path != ROOT {
+            metadata = metadata.route(ROOT, get(protected_resource));
+        }
+        probes = probes.merge(metadata.with_state(oauth));
+    }
     mcp.merge(probes)
 }
 
@@ -328,6 +349,9 @@ async fn calls(State(calls): State<Calls>, request: Request, next: Next) -> Resp
     if called.is_empty() {
         return next.run(request).await;
     }
+    if let Some(refusal) = step_up(server, &request, &called) {
+        return refusal;
+    }
     let principal = request
         .extensions()
         .get::<Caller>()
@@ -350,6 +374,37 @@ async fn calls(State(calls): State<Calls>, request: Request, next: Next) -> Resp
     Response::from_parts(parts, Body::new(body))
 }
 
+/// For an OAuth caller who lacks the privileges of a called tool that some
+/// configured scope grants: the 403 `insufficient_scope` answer naming the
+/// scopes to ask for (the client may step up and retry). A tool no scope can
+/// unlock is left to the handler, which answers `missing_privilege`.
+fn step_up(
+    server: &Server,
+    request: &Request,
+    called: &[(serde_json::Value, String)],
+) -> Option<Response> {
+    let scoped = request.extensions().get::<Scoped>()?;
+    let caller = request.extensions().get::<Caller>()?;
+    let catalog = server.catalog();
+    for (_, name) in called {
+        let Some(tool) = catalog.tool(name) else {
+            continue;
+        };
+        let missing = caller.missing(tool.privileges());
+        if missing.is_empty() {
+            continue;
+        }
+        if let Some(scopes) = scoped.oauth.step_up(&scoped.scopes, &missing) {
+            let rejection = Rejection::InsufficientScope {
+                scopes,
+                why: format!("tool {name} needs privilege(s) {}", missing.join(", ")),
+            };
+            return Some(refuse_token(&scoped.oauth, &rejection));
+        }
+    }
+    None
+}
+
 /// Serves `server` on `addr` until `shutdown` is cancelled; `ready` gets the bound
 /// address (useful with port 0).
 ///
@@ -369,7 +424,7 @@ pub async fn serve(
     if !addr.ip().is_loopback() && !allow_remote {
         return Err(HttpError::NotLoopback(addr));
     }
-    if allow_remote && !access.tokens.required() {
+    if allow_remote && !access.authenticates() {
         return Err(HttpError::RemoteWithoutTokens(addr));
     }
     let listener = tokio::net::TcpListener::bind(addr)
@@ -378,7 +433,7 @@ pub async fn serve(
     let bound = listener.local_addr().map_err(HttpError::Serve)?;
     let hosts = host_names(bound, &access.allowed_hosts);
     let guard_state = Guard {
-        open_loopback: !access.tokens.required() && bound.ip().is_loopback(),
+        open_loopback: !access.authenticates() && bound.ip().is_loopback(),
         access,
     };
     let drain = guard_state.access.drain;
@@ -514,7 +569,7 @@ pub async fn serve_metrics(
     shutdown: CancellationToken,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), HttpError> {
-    if !addr.ip().is_loopback() && !access.tokens.required() {
+    if !addr.ip().is_loopback() && !access.authenticates() {
         return Err(HttpError::MetricsWithoutTokens(addr));
     }
     let listener = tokio::net::TcpListener::bind(addr)
@@ -523,7 +578,7 @@ pub async fn serve_metrics(
     let bound = listener.local_addr().map_err(HttpError::Serve)?;
     let hosts = host_names(bound, &access.allowed_hosts);
     let guard_state = Guard {
-        open_loopback: !access.tokens.required() && bound.ip().is_loopback(),
+        open_loopback: !access.authenticates() && bound.ip().is_loopback(),
         access,
     };
     let app = metrics_route(Some(metrics), hosts)
@@ -553,8 +608,9 @@ fn without_nagle(
 /// How long connections may take to close once the streams are told to end.
 const STREAMS_CLOSE: Duration = Duration::from_secs(5);
 
-/// Origin first (403), then the bearer token (401); the caller goes into the
-/// request's extensions.
+/// Origin first (403), then the bearer token (401): a static token, else an
+/// OAuth access token. The caller goes into the request's extensions, with the
+/// token's id, and for an OAuth token its [`Scoped`] grant.
 async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
     let access = &guard.access;
     if let Some(origin) = request.headers().get(header::ORIGIN) {
@@ -568,18 +624,36 @@ async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next
                 .into_response();
         }
     }
-    let caller = if access.tokens.required() {
+    let caller = if access.authenticates() {
         let bearer = request
             .headers()
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        match bearer.and_then(|token| access.tokens.authenticate(token)) {
-            Some((caller, id)) => {
+            .and_then(bearer_token);
+        let statically = bearer.and_then(|token| access.tokens.authenticate(token));
+        match (statically, bearer, &access.oauth) {
+            (Some((caller, id)), _, _) => {
                 request.extensions_mut().insert(id);
                 caller
             }
-            None => {
+            (None, bearer, Some(oauth)) => {
+                let checked = match bearer {
+                    Some(token) => oauth.authenticate(token).await,
+                    None => Err(Rejection::Missing),
+                };
+                match checked {
+                    Ok(grant) => {
+                        request.extensions_mut().insert(grant.id);
+                        request.extensions_mut().insert(Scoped {
+                            scopes: grant.scopes,
+                            oauth: oauth.clone(),
+                        });
+                        grant.caller
+                    }
+                    Err(rejection) => return refuse_token(oauth, &rejection),
+                }
+            }
+            (None, _, None) => {
                 tracing::warn!(error.type = "unauthorized", "request without a valid bearer token refused");
                 return (
                     StatusCode::UNAUTHORIZED,
@@ -603,6 +677,76 @@ async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next
     };
     request.extensions_mut().insert(caller);
     next.run(request).await
+}
+
+/// The token of an `Authorization: Bearer` value (the scheme in any case,
+/// RFC 9110, 11.1).
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|t| !t.is_empty())
+}
+
+/// An OAuth caller's scopes, and the resource server that checked them, in
+/// the request's extensions: the calls guard asks a caller who lacks a
+/// tool's privileges to step up.
+#[derive(Clone)]
+struct Scoped {
+    scopes: std::collections::BTreeSet<String>,
+    oauth: Arc<ResourceServer>,
+}
+
+/// The answer to a refused OAuth token: 401 (none, or invalid), 403 (a scope
+/// is missing) or 503 (the issuer's keys cannot be had), each with its
+/// `WWW-Authenticate` challenge.
+fn refuse_token(oauth: &ResourceServer, rejection: &Rejection) -> Response {
+    let (status, body) = match rejection {
+        Rejection::Missing => (
+            StatusCode::UNAUTHORIZED,
+            "Unauthorized: send an access token as Authorization: Bearer".to_owned(),
+        ),
+        Rejection::Invalid(why) => (StatusCode::UNAUTHORIZED, format!("Unauthorized: {why}")),
+        Rejection::InsufficientScope { why, .. } => {
+            (StatusCode::FORBIDDEN, format!("Forbidden: {why}"))
+        }
+        Rejection::KeysUnavailable => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Service unavailable: the issuer's keys cannot be fetched to check the token"
+                .to_owned(),
+        ),
+    };
+    match rejection {
+        Rejection::Invalid(why) => {
+            tracing::warn!(error.type = rejection.error_type(), reason = why.as_str(), "access token refused")
+        }
+        Rejection::KeysUnavailable => {
+            tracing::error!(error.type = rejection.error_type(), "access token not checked: no keys of the issuer")
+        }
+        _ => tracing::info!(error.type = rejection.error_type(), "request refused: {body}"),
+    }
+    let challenge = HeaderValue::from_str(&oauth.challenge(rejection))
+        .unwrap_or_else(|_| HeaderValue::from_static("Bearer"));
+    let mut response = (status, body).into_response();
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, challenge);
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(10));
+    }
+    response
+}
+
+/// `GET` of the protected resource metadata (RFC 9728): public, cacheable.
+async fn protected_resource(State(oauth): State<Arc<ResourceServer>>) -> Response {
+    (
+        [(header::CACHE_CONTROL, "max-age=300")],
+        axum::Json(oauth.metadata()),
+    )
+        .into_response()
 }
 
 /// Localhost origins on any port, and the ones the operator allowed exactly.

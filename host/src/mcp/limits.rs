@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use governor::clock::{Clock, DefaultClock};
-use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use governor::{DefaultDirectRateLimiter, DefaultKeyedRateLimiter, Quota, RateLimiter};
 use serde_json::json;
 
 use super::Server;
@@ -33,9 +33,21 @@ pub const RATE_LIMITED: i32 = -32029;
 pub struct Limiter {
     /// By principal; the caller without one is [`LOCAL_PRINCIPAL`].
     principals: HashMap<String, DefaultDirectRateLimiter>,
+    /// The default bucket of each OAuth subject the configuration does not
+    /// name ([`Limiter::with_subjects`]): keyed by the subject, which only a
+    /// token signed by the issuer can choose.
+    subjects: Option<DefaultKeyedRateLimiter<String>>,
     tools: HashMap<String, DefaultDirectRateLimiter>,
     clock: DefaultClock,
 }
+
+/// The `principal` label of a refusal for an OAuth subject the configuration
+/// does not name.
+pub const OAUTH_SUBJECT: &str = "(oauth subject)";
+
+/// Subjects kept in the keyed buckets before those whose buckets are full
+/// again are dropped.
+const SUBJECTS_KEPT: usize = 10_000;
 
 /// A refused call: which bucket, and how long until it would pass.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,12 +89,15 @@ impl Refusal {
     }
 }
 
-fn bucket(rate: &Rate) -> DefaultDirectRateLimiter {
+fn quota(rate: &Rate) -> Quota {
     let per_call = rate.period / rate.calls.get();
-    let quota = Quota::with_period(per_call.max(Duration::from_nanos(1)))
+    Quota::with_period(per_call.max(Duration::from_nanos(1)))
         .expect("a period greater than 0")
-        .allow_burst(rate.burst);
-    RateLimiter::direct(quota)
+        .allow_burst(rate.burst)
+}
+
+fn bucket(rate: &Rate) -> DefaultDirectRateLimiter {
+    RateLimiter::direct(quota(rate))
 }
 
 impl Limiter {
@@ -102,20 +117,54 @@ impl Limiter {
             .collect();
         Limiter {
             principals: by_principal,
+            subjects: None,
             tools,
             clock: DefaultClock::default(),
         }
     }
 
+    /// As [`new`](Self::new), and with `limits.default` a bucket for each
+    /// principal not named there either (the subjects of OAuth tokens), and
+    /// for each name under `limits.principals`.
+    pub fn with_subjects<'a>(
+        limits: &'a RateLimits,
+        principals: impl IntoIterator<Item = &'a str>,
+    ) -> Limiter {
+        let mut limiter = Limiter::new(
+            limits,
+            principals
+                .into_iter()
+                .chain(limits.principals.keys().map(String::as_str)),
+        );
+        limiter.subjects = limits
+            .default
+            .as_ref()
+            .map(|rate| RateLimiter::keyed(quota(rate)));
+        limiter
+    }
+
     /// Whether any bucket exists.
     pub fn is_on(&self) -> bool {
-        !self.principals.is_empty() || !self.tools.is_empty()
+        !self.principals.is_empty() || self.subjects.is_some() || !self.tools.is_empty()
     }
 
     /// Spends one call of `principal`'s bucket, then of `tool`'s; the first that
     /// has none left refuses.
     pub fn check(&self, principal: Option<&str>, tool: &str) -> Result<(), Refusal> {
         let principal = principal.unwrap_or(LOCAL_PRINCIPAL);
+        if !self.principals.contains_key(principal)
+            && let Some(subjects) = &self.subjects
+        {
+            if subjects.len() > SUBJECTS_KEPT {
+                subjects.retain_recent();
+            }
+            if let Err(not_until) = subjects.check_key(&principal.to_owned()) {
+                return Err(Refusal {
+                    bucket: "principal",
+                    wait: not_until.wait_time_from(self.clock.now()),
+                });
+            }
+        }
         for (kind, limiter) in [
             ("principal", self.principals.get(principal)),
             ("tool", self.tools.get(tool)),
@@ -148,6 +197,13 @@ pub fn log_refusal(server: &Server, principal: Option<&str>, tool: &str, refusal
         wait_ms = refusal.wait_ms(),
         "call refused: over its rate limit"
     );
+    // A subject of an OAuth token is not a name of the configuration: one
+    // label for them all keeps the series bounded.
+    let principal = if server.limiter.principals.contains_key(principal) {
+        principal
+    } else {
+        OAUTH_SUBJECT
+    };
     let label = if server.catalog().tool(tool).is_some() {
         tool.to_owned()
     } else {
@@ -207,6 +263,30 @@ mod tests {
         }
         assert_eq!(limiter.tools.len(), 1);
         assert!(limiter.principals.is_empty());
+    }
+
+    #[test]
+    fn each_oauth_subject_gets_the_default_bucket_and_named_ones_their_own() {
+        let limits = RateLimits {
+            default: Some(rate(1, 60, 1)),
+            principals: [("ci".to_owned(), rate(1, 60, 3))].into(),
+            ..RateLimits::default()
+        };
+        let limiter = Limiter::with_subjects(&limits, ["ops"]);
+        for subject in ["ada", "bob"] {
+            assert!(limiter.check(Some(subject), "t").is_ok());
+            assert_eq!(
+                limiter.check(Some(subject), "t").unwrap_err().bucket,
+                "principal"
+            );
+        }
+        // A subject the configuration names has its own rate.
+        for _ in 0..3 {
+            assert!(limiter.check(Some("ci"), "t").is_ok());
+        }
+        assert!(limiter.check(Some("ci"), "t").is_err());
+        assert!(limiter.check(Some("ops"), "t").is_ok());
+        assert!(limiter.check(Some("ops"), "t").is_err());
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod drain;
 pub mod handler;
 pub mod http;
 pub mod limits;
+pub mod oauth;
 pub mod prometheus;
 pub mod reload;
 mod sessions;
