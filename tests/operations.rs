@@ -536,3 +536,63 @@ async fn a_call_still_running_at_the_drain_deadline_is_cut_off_and_the_exit_is_3
         assert!(!text.contains("\"result\""), "{status}: {text}");
     }
 }
+
+#[test]
+fn each_stdio_call_gives_one_audit_line_with_the_transport_and_no_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let audit = dir.path().join("audit.jsonl");
+    let host_keys = format!("audit = \"{}\"", audit.display());
+    let mut stdio = Stdio_::start(&config(dir.path(), &host_keys, ""));
+    let secret_value = "value-that-must-not-be-logged-7f3a";
+    stdio.send(
+        &json!({"jsonrpc": "2.0", "id": "a1", "method": "tools/call",
+        "params": {"name": FAST_TOOL, "arguments": {}}}),
+    );
+    stdio.send(
+        &json!({"jsonrpc": "2.0", "id": "a2", "method": "tools/call",
+        "params": {"name": "no_such_tool", "arguments": {"key": secret_value}}}),
+    );
+    let mut answered = 0;
+    while answered < 2 {
+        let message = stdio.next().expect("an answer");
+        answered += usize::from(message.get("id").is_some());
+    }
+    // The writer is asynchronous: wait for both lines.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let text = loop {
+        let text = std::fs::read_to_string(&audit).unwrap_or_default();
+        if text.lines().count() >= 2 || Instant::now() > deadline {
+            break text;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    let by_tool = |tool: &str| {
+        lines
+            .iter()
+            .find(|l| l["tool"] == tool)
+            .unwrap_or_else(|| panic!("no line for {tool}: {text}"))
+    };
+    let ok = by_tool(FAST_TOOL);
+    assert_eq!(ok["transport"], "stdio", "{ok}");
+    assert_eq!(ok["outcome"], "ok", "{ok}");
+    assert_eq!(
+        ok["principal"],
+        Value::Null,
+        "the stdio operator has no principal: {ok}"
+    );
+    assert_eq!(ok["token_id"], Value::Null, "{ok}");
+    assert_eq!(ok["plugin"], "conformance", "{ok}");
+    let unknown = by_tool("no_such_tool");
+    assert_eq!(unknown["transport"], "stdio", "{unknown}");
+    assert_ne!(unknown["outcome"], "ok", "{unknown}");
+    assert_eq!(unknown["argument_keys"], json!(["key"]), "{unknown}");
+    assert!(
+        !text.contains(secret_value),
+        "an argument value is in the audit log: {text}"
+    );
+}
