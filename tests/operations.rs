@@ -596,3 +596,43 @@ fn each_stdio_call_gives_one_audit_line_with_the_transport_and_no_value() {
         "an argument value is in the audit log: {text}"
     );
 }
+
+#[test]
+fn a_stdio_server_serves_its_metrics_on_metrics_addr() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let host_keys = format!("metrics_addr = \"127.0.0.1:{port}\"");
+    let mut stdio = Stdio_::start(&config(dir.path(), &host_keys, ""));
+    stdio.call("m1", FAST_TOOL, json!({}));
+    while stdio.next().expect("an answer").get("id").is_none() {}
+    let scrape = |path: &str| {
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut stream, &mut text).unwrap();
+        text
+    };
+    let metrics = scrape("/metrics");
+    assert!(metrics.starts_with("HTTP/1.1 200"), "{metrics}");
+    let counted = metrics.lines().any(|line| {
+        line.starts_with("toolhost_calls_total{")
+            && line.contains(&format!("tool=\"{FAST_TOOL}\""))
+            && line.contains("outcome=\"ok\"")
+            && line.ends_with(" 1")
+    });
+    assert!(counted, "the stdio call is not counted:\n{metrics}");
+    // Only /metrics: the listener serves no MCP endpoint.
+    assert!(
+        scrape("/mcp").starts_with("HTTP/1.1 404"),
+        "{}",
+        scrape("/mcp")
+    );
+}
