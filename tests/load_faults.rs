@@ -4,7 +4,9 @@
 //! held open, a log flood, a result over its size budget, memory grown past the
 //! limit, name lookups off the rules). Every good call must return its right
 //! result, every hostile one its coded error, and the server's resident memory
-//! after the run must stay within 10% of what it was after warm-up.
+//! after the run must stay within 10% of what it was after warm-up. Every call
+//! carries a bearer token and the audit log is on (#16): it must hold one line
+//! per call, warm-up included, and the token in none.
 //!
 //! `make test` runs 4,000 calls; `make soak` runs the issue's 20,000
 //! (`TOOLHOST_LOAD_CALLS`).
@@ -58,6 +60,9 @@ fn plan(n: usize) -> Option<(&'static str, Value, &'static str)> {
     (n % 20 == 7).then(|| hostile.into_iter().nth((n / 20) % count).unwrap())
 }
 
+/// The bearer token every call carries; it must appear in no audit line.
+const LOAD_TOKEN: &str = "load-token-9d1f4c7e2b8a6035";
+
 /// Calls `tool`; the structured result of a success, or the error code.
 async fn call(
     client: &reqwest::Client,
@@ -69,7 +74,7 @@ async fn call(
         "tools/call",
         Some(tool),
         json!({"name": tool, "arguments": arguments}),
-        None,
+        Some(LOAD_TOKEN),
         url,
     );
     let (_, request) = request.build_split();
@@ -146,17 +151,20 @@ async fn good_calls_stay_right_and_memory_stays_flat_while_hostile_ones_fail() {
     let files = dir.path().join("files");
     std::fs::create_dir(&files).unwrap();
     std::fs::write(files.join("a.txt"), "a").unwrap();
+    let audit = dir.path().join("audit.jsonl");
     let config = dir.path().join("toolhost.toml");
     std::fs::write(
         &config,
         format!(
-            "[host]\ndata_dir = \"{data}\"\n\n\
+            "[host]\ndata_dir = \"{data}\"\naudit = \"{audit}\"\n\n\
+             [[token]]\ntoken = \"{LOAD_TOKEN}\"\nprincipal = \"load\"\n\n\
              [[plugin]]\npath = \"{calc}\"\n[plugin.policy]\nmax_instances = 64\n\n\
              [[plugin]]\npath = \"{hostile}\"\n[plugin.policy]\nfuel = 200000000\ntimeout_ms = 5000\nmemory_mib = 16\nmax_instances = 16\n\n\
              [[plugin]]\npath = \"{budget}\"\n[plugin.policy]\ntimeout_ms = 5000\nmemory_mib = 64\nmax_instances = 8\nmax_result_bytes = 524288\n\
              [[plugin.policy.preopens]]\nhost = \"{files}\"\nguest = \"/files\"\n\n\
              [[plugin]]\npath = \"{net}\"\n[plugin.policy]\ntimeout_ms = 5000\nnetwork = [\"localhost:9\"]\n",
             data = dir.path().join("data").display(),
+            audit = audit.display(),
             calc = guest("calc").display(),
             hostile = guest("hostile").display(),
             budget = guest("hostile_budget").display(),
@@ -187,5 +195,41 @@ async fn good_calls_stay_right_and_memory_stays_flat_while_hostile_ones_fail() {
     assert!(
         after_run * 10 <= after_warm_up * 11,
         "resident memory grew more than 10% under load: {after_warm_up} KiB after warm-up, {after_run} KiB after {calls} calls"
+    );
+
+    // One audit line per call, warm-up included, each naming the principal
+    // and the token's id; the token itself in none.
+    let total = warm.0 + warm.1 + calls;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let text = loop {
+        let text = std::fs::read_to_string(&audit).unwrap_or_default();
+        if text.lines().count() >= total || std::time::Instant::now() > deadline {
+            break text;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let dropped: u64 = lines
+        .iter()
+        .filter(|l| l["event"] == "audit_dropped")
+        .map(|l| l["count"].as_u64().unwrap_or(0))
+        .sum();
+    let calls_logged = lines.iter().filter(|l| l["event"] == "tool_call").count();
+    assert_eq!(
+        calls_logged, total,
+        "{calls_logged} audit lines for {total} calls ({dropped} dropped)"
+    );
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["principal"] == "load" && l["token_id"] == "token-1"),
+        "a line without the principal or the token id"
+    );
+    assert!(
+        !text.contains(LOAD_TOKEN),
+        "the bearer token is in the audit log"
     );
 }
