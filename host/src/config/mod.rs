@@ -24,7 +24,7 @@ mod secret;
 mod store;
 mod webhook;
 pub use limits::{LOCAL_PRINCIPAL, Rate, RateLimits};
-pub use oauth::OAuthConfig;
+pub use oauth::{OAuthConfig, secure_url};
 use policy::check_limits;
 pub use policy::{MAX_INSTANCES, MAX_MEMORY_MIB, MAX_TIMEOUT_MS, PolicyConfig, PreopenConfig};
 pub use privileges::RequiredPrivileges;

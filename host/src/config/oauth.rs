@@ -94,8 +94,13 @@ pub(super) struct RawOAuth {
     jwks_max_age_secs: Option<i64>,
 }
 
-/// Whether `url` is `https://`, or `http://` to a loopback host.
-fn secure_url(url: &str) -> Result<(), String> {
+/// Whether `url` is `https://`, or `http://` to a loopback host; else what is
+/// wrong with it.
+///
+/// # Errors
+///
+/// A message naming `url` and what to change.
+pub fn secure_url(url: &str) -> Result<(), String> {
     let parsed =
         reqwest::Url::parse(url).map_err(|e| format!("{url:?} is not an absolute URL: {e}"))?;
     if parsed.fragment().is_some() {

@@ -34,7 +34,7 @@ use serde_json::Value;
 
 use super::TokenId;
 use crate::catalog::Caller;
-use crate::config::OAuthConfig;
+use crate::config::{OAuthConfig, secure_url};
 
 /// The algorithms a token may be signed with: asymmetric ones only.
 pub const ACCEPTED: [Algorithm; 9] = [
@@ -531,14 +531,7 @@ impl ResourceServer {
                         .get("jwks_uri")
                         .and_then(Value::as_str)
                         .ok_or_else(|| format!("{url} has no jwks_uri; set oauth.jwks_uri"))?;
-                    let parsed = reqwest::Url::parse(uri)
-                        .map_err(|e| format!("{url}: jwks_uri {uri:?}: {e}"))?;
-                    let loopback = matches!(parsed.host(), Some(url::Host::Domain("localhost")))
-                        || matches!(parsed.host(), Some(url::Host::Ipv4(ip)) if ip.is_loopback())
-                        || matches!(parsed.host(), Some(url::Host::Ipv6(ip)) if ip.is_loopback());
-                    if parsed.scheme() != "https" && !(parsed.scheme() == "http" && loopback) {
-                        return Err(format!("{url}: jwks_uri {uri:?} is not https"));
-                    }
+                    secure_url(uri).map_err(|why| format!("{url}: jwks_uri: {why}"))?;
                     return Ok(uri.to_owned());
                 }
                 Err(error) => tried.push(error),
