@@ -104,6 +104,7 @@ struct Keys {
     attempted: Option<Instant>,
 }
 
+#[derive(Clone)]
 struct Key {
     kid: Option<String>,
     /// The JWK's `alg`, when it names one.
@@ -431,7 +432,7 @@ impl ResourceServer {
                     "cannot fetch the issuer's keys; keeping the ones held"
                 );
                 Arc::new(Keys {
-                    keys: current.keys.iter().map(Key::clone_key).collect(),
+                    keys: current.keys.clone(),
                     fetched: current.fetched,
                     attempted: Some(attempted),
                 })
@@ -445,13 +446,14 @@ impl ResourceServer {
     }
 
     fn wants_fetch(&self, keys: &Keys, kid: Option<&str>, alg: Algorithm) -> bool {
-        let since_attempt = keys.attempted.map(|at| at.elapsed());
-        let cooled = since_attempt.is_none_or(|d| d >= self.refetch_after);
-        match keys.fetched {
-            None => cooled,
-            Some(at) if at.elapsed() >= self.config.jwks_max_age => cooled,
-            Some(_) => pick(keys, kid, alg).is_none() && cooled,
-        }
+        // Never more than one attempt per `refetch_after`, whatever the reason.
+        let cooled = keys
+            .attempted
+            .is_none_or(|at| at.elapsed() >= self.refetch_after);
+        let stale = keys
+            .fetched
+            .is_none_or(|at| at.elapsed() >= self.config.jwks_max_age);
+        cooled && (stale || pick(keys, kid, alg).is_none())
     }
 
     /// Fetches the key set (finding its address in the issuer's metadata first
@@ -565,16 +567,6 @@ impl ResourceServer {
             body.extend_from_slice(&chunk);
         }
         serde_json::from_slice(&body).map_err(|e| format!("{url}: not JSON: {e}"))
-    }
-}
-
-impl Key {
-    fn clone_key(&self) -> Key {
-        Key {
-            kid: self.kid.clone(),
-            alg: self.alg,
-            key: self.key.clone(),
-        }
     }
 }
 
