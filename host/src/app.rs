@@ -8,6 +8,8 @@
 
 use std::sync::Arc;
 
+pub mod telemetry;
+
 use jiff::{SignedDuration, Timestamp};
 
 use crate::config::{Config, StoreBackend};

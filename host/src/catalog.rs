@@ -430,7 +430,13 @@ impl Catalog {
     ) -> ToolResult {
         // At level ERROR, so the span (and its id) is on whatever the filter
         // lets through; the events inside keep their own levels.
-        let span = tracing::error_span!("call", call_id = %call_id);
+        // The tool, the plugin and the outcome are on the request's span; the
+        // runtime records the instance's time here.
+        let span = tracing::error_span!(
+            "call",
+            call_id = %call_id,
+            toolhost.instance_ms = tracing::field::Empty,
+        );
         let call = async {
             let started = Instant::now();
             let result = self

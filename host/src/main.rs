@@ -105,28 +105,38 @@ enum Command {
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    use std::io::IsTerminal as _;
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("TOOLHOST_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
     let cli = Cli::parse();
-    raise_descriptor_limit();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("a tokio runtime");
+    // `serve` reads its configuration before logging starts: `[telemetry]`
+    // decides whether traces go out beside the log lines.
+    let served = match &cli.command {
+        Command::Serve { source, .. } => match load_config(source) {
+            Ok(config) => Some(config),
+            Err(message) => return usage_error(message),
+        },
+        _ => None,
+    };
+    let telemetry = match toolhost::app::telemetry::init(
+        served.as_ref().map(|config| &config.telemetry),
+        runtime.handle(),
+    ) {
+        Ok(telemetry) => telemetry,
+        Err(message) => return usage_error(message),
+    };
+    raise_descriptor_limit();
     let code = runtime.block_on(async {
         match cli.command {
             Command::Serve {
                 http,
                 allow_remote,
                 source,
-            } => serve(&source, http, allow_remote).await,
+            } => {
+                let config = served.expect("loaded above");
+                serve(&source, config, http, allow_remote).await
+            }
             Command::Tools { source } => list_tools(&source).await,
             Command::Call {
                 tool,
@@ -144,6 +154,8 @@ fn main() -> ExitCode {
             Command::Samples { name, target } => render_samples(name.as_deref(), &target).await,
         }
     });
+    // The last spans leave while the runtime still runs their exports.
+    telemetry.shutdown();
     // A blocking read of stdin (stdio serving, ended by a signal) does not hold
     // the exit up.
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
@@ -286,13 +298,10 @@ async fn open_config(config: Config) -> Result<(Config, Runtime, Catalog), Strin
 
 async fn serve(
     source: &Source,
+    config: Config,
     http: Option<std::net::SocketAddr>,
     allow_remote: bool,
 ) -> ExitCode {
-    let config = match load_config(source) {
-        Ok(config) => config,
-        Err(message) => return usage_error(message),
-    };
     // Refused before anything is compiled: remote callers need tokens.
     if allow_remote && config.tokens.is_empty() && config.oauth.is_none() {
         return usage_error(

@@ -22,6 +22,7 @@ mod policy;
 mod privileges;
 mod secret;
 mod store;
+mod telemetry;
 mod webhook;
 pub use limits::{LOCAL_PRINCIPAL, Rate, RateLimits};
 pub use oauth::{OAuthConfig, secure_url};
@@ -30,6 +31,7 @@ pub use policy::{MAX_INSTANCES, MAX_MEMORY_MIB, MAX_TIMEOUT_MS, PolicyConfig, Pr
 pub use privileges::RequiredPrivileges;
 pub use secret::{SECRET_KEY_PREFIX, SecretConfig, SecretSource};
 pub use store::{Secret, StoreBackend, StoreConfig};
+pub use telemetry::{TelemetryConfig, check_endpoint};
 pub use webhook::{WebhookConfig, WebhookToolConfig};
 
 /// The configuration `make run` and `toolhost` use when no file is given: the Rust
@@ -67,6 +69,8 @@ pub struct Config {
     pub tokens: Vec<TokenConfig>,
     /// OAuth 2.1 access tokens for HTTP callers (`[oauth]`, off by default).
     pub oauth: Option<OAuthConfig>,
+    /// OpenTelemetry traces (`[telemetry]`; the `OTEL_*` variables too).
+    pub telemetry: TelemetryConfig,
 }
 
 /// One bearer token and who holds it.
@@ -206,6 +210,8 @@ struct RawConfig {
     #[serde(default)]
     token: Vec<TokenConfig>,
     oauth: Option<oauth::RawOAuth>,
+    #[serde(default)]
+    telemetry: telemetry::RawTelemetry,
 }
 
 #[derive(Deserialize, Default)]
@@ -301,6 +307,7 @@ impl Config {
             .take()
             .map(|o| o.resolve(file, base))
             .transpose()?;
+        let telemetry = std::mem::take(&mut raw.telemetry).resolve(file)?;
         let rate_limits = std::mem::take(&mut raw.host.rate_limits).resolve(
             &principals,
             oauth.is_some(),
@@ -391,6 +398,7 @@ impl Config {
             webhooks: raw.webhook,
             tokens: raw.token,
             oauth,
+            telemetry,
         })
     }
 }

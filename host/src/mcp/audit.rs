@@ -1,6 +1,7 @@
 //! The audit log: one JSON line per `tools/call`, to standard error or a file
 //! (`host.audit`), saying who called which tool of which build, with what
-//! outcome, how long it took and which argument keys it passed.
+//! outcome, how long it took, which argument keys it passed and which trace it
+//! belongs to.
 //!
 //! A line never holds a token (the caller is its principal and the position of
 //! its `[[token]]` entry), a secret (the host only knows a secret's placeholder
@@ -75,6 +76,9 @@ pub struct Entry<'a> {
     /// The host's id of the call (`callId` in failure details); `None` when the
     /// call was refused before it started.
     pub call_id: Option<&'a str>,
+    /// The id of the call's trace (32 hex digits): the caller's `traceparent`
+    /// continued, or the trace the host started; `None` with neither.
+    pub trace_id: Option<&'a str>,
 }
 
 impl Audit {
@@ -229,6 +233,7 @@ fn line(entry: &Entry<'_>, values: bool, time: jiff::Timestamp) -> String {
         "argument_keys": keys,
         "request_id": bounded(entry.request_id),
         "call_id": entry.call_id,
+        "trace_id": entry.trace_id,
     });
     if values {
         line["arguments"] = entry
@@ -267,6 +272,7 @@ mod tests {
             arguments: Some(arguments),
             request_id: "7",
             call_id: Some("00ff"),
+            trace_id: Some("4bf92f3577b34da6a3ce929d0e0e4736"),
         }
     }
 
@@ -285,7 +291,8 @@ mod tests {
         assert_eq!(value["token_id"], "token-1");
         assert_eq!(value["duration_ms"], 1.235);
         assert_eq!(value["time"], "2026-12-02T05:00:00Z");
-        assert!(value.get("arguments").is_none() && value.get("trace_id").is_none());
+        assert_eq!(value["trace_id"], "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert!(value.get("arguments").is_none());
 
         let with_values: Value =
             serde_json::from_str(&line(&entry(&arguments), true, time)).unwrap();

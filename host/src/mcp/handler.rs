@@ -34,6 +34,7 @@ use serde_json::{Value, json};
 use super::drain::CallGuard;
 use super::limits;
 use super::prometheus::UNKNOWN_TOOL;
+use super::trace::{self, HttpSpan, RequestTrace};
 use super::{Server, TokenId, audit};
 use crate::catalog::{self, Caller};
 use crate::render::{
@@ -42,6 +43,7 @@ use crate::render::{
 use crate::runtime::{EventSender, GuestEvent, LogLevel, event_channel};
 use crate::store::StoreError;
 use tokio::task::JoinHandle;
+use tracing::Instrument as _;
 
 /// The `_meta` key (and the HTTP header) a caller uses to pick the output mode
 /// of one request: `"compat"` or `"spec"`.
@@ -383,11 +385,20 @@ impl Session {
         render.request_id = request_id;
         render.principal = caller.principal.as_deref();
         render.server = Some(SERVER);
+        let target = Target::Mcp { revision, mode };
         let rendered = self
             .server
             .mapper
-            .render_owned(result, Target::Mcp { revision, mode }, &render)
+            .render_owned(result, target, &render)
+            .instrument(tracing::debug_span!("render", toolhost.target = %target))
             .await;
+        let span = tracing::Span::current();
+        if !span.is_disabled() {
+            // Counted only for a span that is kept: the mapper itself does not
+            // measure a rendering well within the limit.
+            span.record("toolhost.rendered_bytes", rendered.size() as i64);
+            span.record("toolhost.offloaded", rendered.offloaded);
+        }
         match rendered.rendering {
             Rendering::Mcp(wire) => Ok((*wire).into()),
             Rendering::Json(_) => {
@@ -409,6 +420,7 @@ impl Session {
         request_id: &str,
         started: Instant,
         facts: Facts,
+        trace: &RequestTrace,
     ) {
         let elapsed = started.elapsed();
         let tool = facts
@@ -418,6 +430,15 @@ impl Session {
         let label = tool
             .map_or(UNKNOWN_TOOL, |tool| tool.name.as_str())
             .to_owned();
+        if let Some(tool) = tool {
+            trace.span.record("gen_ai.tool.name", tool.name.as_str());
+            trace.span.record("toolhost.plugin", tool.provider().name());
+        }
+        trace.span.record("toolhost.outcome", facts.outcome);
+        if facts.outcome != "ok" {
+            trace.span.record("error.type", facts.outcome);
+            trace.span.record("otel.status_code", "ERROR");
+        }
         metrics::counter!("toolhost_calls_total", "tool" => label.clone(), "outcome" => facts.outcome).increment(1);
         metrics::histogram!("toolhost_call_duration_seconds", "tool" => label)
             .record(elapsed.as_secs_f64());
@@ -441,8 +462,54 @@ impl Session {
             arguments: facts.arguments.as_ref().and_then(Value::as_object),
             request_id,
             call_id: facts.call_id.as_deref(),
+            trace_id: trace.trace_id.as_deref(),
         });
     }
+}
+
+impl Session {
+    /// `resources/read` of a stored result: the caller's own, by its link.
+    async fn read_stored(
+        &self,
+        uri: String,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let caller = self.caller(context)?;
+
+        let not_found =
+            || ErrorData::resource_not_found("Resource not found", Some(json!({ "uri": uri })));
+        let unreadable = |e: StoreError| {
+            metrics::counter!("toolhost_store_errors_total", "operation" => "get").increment(1);
+            tracing::error!(%e, error.type = "store_failed", "reading the result store failed");
+            ErrorData::internal_error("the result store could not be read", None)
+        };
+        let stored = self
+            .server
+            .store
+            .get(&uri, caller.principal.as_deref())
+            .await
+            .map_err(unreadable)?;
+        let Some(row) = stored else {
+            return Err(not_found());
+        };
+        // A row this toolhost cannot decode counts as a failure of the store.
+        let result = format::decode_stored(row.format, &row.body)
+            .map_err(|e| unreadable(StoreError(e.to_string())))?;
+        let ctx = RenderContext::new("resources/read", jiff::Timestamp::now());
+        Ok(mcp::stored_contents(&uri, &result, &ctx).into())
+    }
+}
+
+/// The span of the request `context` for `method`, continuing the caller's
+/// trace (see [`trace`]).
+fn request_trace(
+    method: &'static str,
+    target: Option<&str>,
+    request_id: &str,
+    context: &RequestContext<RoleServer>,
+) -> RequestTrace {
+    let http = parts(context).and_then(|p| p.extensions.get::<HttpSpan>());
+    trace::request_span(method, target, request_id, &context.meta, http)
 }
 
 impl ServerHandler for Session {
@@ -548,10 +615,12 @@ impl ServerHandler for Session {
             call_id: None,
             arguments: None,
         };
+        let trace = request_trace("tools/call", Some(&name), &request_id, &context);
         let answer = self
             .serve_call(request, &context, &name, &request_id, &mut facts)
+            .instrument(trace.span.clone())
             .await;
-        self.observe(&context, &name, &request_id, started, facts);
+        self.observe(&context, &name, &request_id, started, facts, &trace);
         answer
     }
 
@@ -560,31 +629,10 @@ impl ServerHandler for Session {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let caller = self.caller(&context)?;
         let uri = request.uri.to_string();
-        let not_found =
-            || ErrorData::resource_not_found("Resource not found", Some(json!({ "uri": uri })));
-        let unreadable = |e: StoreError| {
-            metrics::counter!("toolhost_store_errors_total", "operation" => "get").increment(1);
-            tracing::error!(%e, error.type = "store_failed", "reading the result store failed");
-            ErrorData::internal_error("the result store could not be read", None)
-        };
-        let stored = self
-            .server
-            .store
-            .get(&uri, caller.principal.as_deref())
-            .await
-            .map_err(unreadable)?;
-        let Some(row) = stored else {
-            return Err(not_found());
-        };
-        // A row this toolhost cannot decode counts as a failure of the store.
-        let result = format::decode_stored(row.format, &row.body)
-            .map_err(|e| unreadable(StoreError(e.to_string())))?;
-        let ctx = RenderContext::new("resources/read", jiff::Timestamp::now());
-        Ok(mcp::stored_contents(&uri, &result, &ctx).into())
+        let trace = request_trace("resources/read", None, &context.id.to_string(), &context);
+        self.read_stored(uri, &context).instrument(trace.span).await
     }
-
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,

@@ -174,6 +174,7 @@ fn router(
         probes = probes.merge(metadata.with_state(oauth));
     }
     mcp.merge(probes)
+        .layer(middleware::from_fn(super::trace::http_span))
 }
 
 /// `GET /healthz`: the process serves HTTP.

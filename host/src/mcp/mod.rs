@@ -17,6 +17,7 @@ pub mod prometheus;
 pub mod reload;
 mod sessions;
 mod tools;
+pub mod trace;
 
 pub use audit::Audit;
 pub use auth::{TokenId, Tokens};

@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use tracing::Instrument as _;
+
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::{Value, json};
 
@@ -194,7 +196,14 @@ impl Mapper {
             Target::Mcp { .. } => "mcp",
             Target::A2a => "a2a",
         };
-        let link = match store.put(offload).await {
+        let link = match store
+            .put(offload)
+            .instrument(tracing::debug_span!(
+                "store",
+                toolhost.bytes = body.len() as i64
+            ))
+            .await
+        {
             Ok(kept) => {
                 metrics::counter!("toolhost_offloads_total", "format" => format).increment(1);
                 stored_link(kept)

@@ -43,6 +43,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio::sync::Semaphore;
+use tracing::Instrument as _;
 use wasmtime::Engine;
 use wasmtime::component::{Component, Linker};
 
@@ -163,11 +164,19 @@ impl Runtime {
         // Compiling a 10-20 MB component takes seconds: off the async threads, so
         // a hot load does not stall the calls being served meanwhile.
         let (cache, engine, path) = (self.cache.clone(), self.engine.clone(), config.path.clone());
+        let compiling = tracing::debug_span!(
+            "compile",
+            toolhost.plugin = %config.name,
+            toolhost.component_bytes = bytes.len() as i64,
+            toolhost.from_cache = tracing::field::Empty,
+        );
         let (component, origin, digest) =
             tokio::task::spawn_blocking(move || cache.load(&engine, &path, &bytes))
+                .instrument(compiling.clone())
                 .await
                 .map_err(|e| error(format!("compiling failed: {e}")))?
                 .map_err(|e| error(format!("{e:#}")))?;
+        compiling.record("toolhost.from_cache", origin == cache::Origin::Cached);
         let world = detect_world(&self.engine, &component).map_err(error)?;
         let imports_http = component
             .component_type()

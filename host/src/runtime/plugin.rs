@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tokio::sync::Semaphore;
+use tracing::Instrument as _;
 use wasmtime::component::{ResourceTable, ResourceTableError};
 use wasmtime::{Engine, Store, UpdateDeadline};
 
@@ -156,27 +157,46 @@ impl Plugin {
         };
         let (tool_name, arguments) = (tool.to_owned(), arguments.to_owned());
         let store = &mut sandbox.store;
+        // DEBUG spans: created only when traces are on or the log asks for them.
+        let instantiating = tracing::debug_span!("instantiate", toolhost.plugin = %self.name);
+        let guest =
+            tracing::debug_span!("guest", toolhost.plugin = %self.name, gen_ai.tool.name = tool);
+        let traced = !instantiating.is_disabled();
         let run = async {
             match &self.ready {
                 Ready::Plugin(pre) => {
-                    let instance = pre.instantiate_async(&mut *store).await?;
+                    let instance = pre
+                        .instantiate_async(&mut *store)
+                        .instrument(instantiating)
+                        .await?;
                     let answer = instance
                         .toolhost_plugin_tool()
                         .call_call(&mut *store, &tool_name, &arguments, &context)
+                        .instrument(guest)
                         .await?;
                     Ok::<_, wasmtime::Error>(Answer::Plugin(Box::new(answer)))
                 }
                 Ready::LegacyApp(pre) => {
-                    let instance = pre.instantiate_async(&mut *store).await?;
+                    let instance = pre
+                        .instantiate_async(&mut *store)
+                        .instrument(instantiating)
+                        .await?;
                     let answer = instance
                         .toolhost_plugin_app()
                         .call_call(&mut *store, &tool_name, &arguments, &context)
+                        .instrument(guest)
                         .await?;
                     Ok(Answer::App(answer))
                 }
             }
         };
+        let started = std::time::Instant::now();
         let outcome = Self::bounded(sandbox.deadline, run).await;
+        if traced {
+            // The instance's time, on the call's span.
+            let ms = started.elapsed().as_micros() as f64 / 1000.0;
+            tracing::Span::current().record("toolhost.instance_ms", ms);
+        }
         sandbox.stdout.finish();
         sandbox.stderr.finish();
         let answer = match outcome {
