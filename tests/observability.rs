@@ -355,3 +355,25 @@ async fn every_http_call_is_audited_and_counted_without_values_tokens_or_secrets
         ))
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn host_metrics_false_records_none_and_serves_no_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("toolhost.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[host]\ndata_dir = \"{d}/data\"\nmetrics = false\n[[plugin]]\npath = \"{calc}\"\n",
+            d = dir.path().display(),
+            calc = guest("calc").display(),
+        ),
+    )
+    .unwrap();
+    let host = Host::start(&config);
+    let answer = common::attack::call(&host.url, "add", json!({"a": 1, "b": 2})).await;
+    assert!(answer["result"].is_object(), "{answer}");
+    let metrics = reqwest::get(host.url.replace("/mcp", "/metrics"))
+        .await
+        .unwrap();
+    assert_eq!(metrics.status(), 404);
+}

@@ -357,9 +357,9 @@ async fn serve(
         Ok(audit) => audit,
         Err(message) => return usage_error(message),
     };
-    // Metrics are recorded whenever they can be read: on the HTTP listener's
-    // /metrics, or on host.metrics_addr.
-    let metrics = if http.is_some() || config.host.metrics_addr.is_some() {
+    // Metrics are recorded whenever they can be read (on the HTTP listener's
+    // /metrics, or on host.metrics_addr), unless host.metrics turns them off.
+    let metrics = if config.host.metrics && (http.is_some() || config.host.metrics_addr.is_some()) {
         match toolhost::mcp::Metrics::install() {
             Ok(metrics) => Some(metrics),
             Err(message) => return usage_error(message),

@@ -134,6 +134,9 @@ pub struct HostSettings {
     /// A second listener serving only `GET /metrics` (`host.metrics_addr`), for
     /// a stdio server or an admin network.
     pub metrics_addr: Option<std::net::SocketAddr>,
+    /// Whether metrics are recorded and served at all (`host.metrics`, default
+    /// true); off, `/metrics` answers 404.
+    pub metrics: bool,
 }
 
 /// Where the audit log's lines go.
@@ -242,6 +245,7 @@ struct RawHost {
     #[serde(default)]
     audit_values: bool,
     metrics_addr: Option<String>,
+    metrics: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -503,6 +507,15 @@ fn host_settings(raw: RawHost, file: &Path, base: &Path) -> Result<HostSettings,
             Some(path) => AuditSink::File(base.join(path)),
         },
         audit_values: raw.audit_values,
+        metrics: match (raw.metrics, &raw.metrics_addr) {
+            (Some(false), Some(_)) => {
+                return Err(ConfigError::new(
+                    file,
+                    "host.metrics = false, yet host.metrics_addr is set; remove one of them",
+                ));
+            }
+            (metrics, _) => metrics.unwrap_or(true),
+        },
         metrics_addr: match raw.metrics_addr {
             None => None,
             Some(addr) => Some(addr.parse().map_err(|e| {
@@ -717,6 +730,12 @@ mod tests {
         assert!(config.host.pooling);
         assert_eq!(config.host.audit, AuditSink::Off);
         assert!(!config.host.audit_values && config.host.metrics_addr.is_none());
+        assert!(config.host.metrics);
+        assert!(!parse("[host]\nmetrics = false\n").unwrap().host.metrics);
+        let error = parse("[host]\nmetrics = false\nmetrics_addr = \"127.0.0.1:9464\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("host.metrics = false"), "{error}");
     }
 
     #[test]
