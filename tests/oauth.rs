@@ -24,7 +24,7 @@ use axum::extract::State;
 use axum::routing::get;
 use base64::Engine as _;
 use common::host::guest;
-use common::mcp_client::{message, modern};
+use common::mcp_client::{message, message_in, modern};
 use common::process::Host;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
@@ -162,14 +162,7 @@ fn assert_refused(
 
 fn succeeded(answer: &(u16, String, String)) -> Value {
     assert_eq!(answer.0, 200, "{}", answer.2);
-    let text = &answer.2;
-    let message: Value = serde_json::from_str(text).unwrap_or_else(|_| {
-        text.lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-            .find(|m| m.get("id").is_some())
-            .unwrap()
-    });
+    let message = message_in(&answer.2);
     assert!(message["result"]["isError"] != true, "{message}");
     message
 }

@@ -1,6 +1,7 @@
 //! The process-level half of `make bench` (issue #7): stdio calls/s against a
 //! bare rmcp server (and wassette, when `WASSETTE` names its binary), Streamable
-//! HTTP throughput and latency under `wrk`, start-up to the first `tools/list`,
+//! HTTP throughput and latency under `wrk` (and what metrics, traces and the
+//! audit log cost there, `bench/observing.rs`), start-up to the first `tools/list`,
 //! resident memory. It then reads criterion's estimates of the in-process
 //! benchmarks (`benches/call.rs`), prints one table and writes it into
 //! `docs/benchmarks.md`.
@@ -17,6 +18,9 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+#[path = "bench/observing.rs"]
+mod observing;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -985,6 +989,16 @@ fn main() {
             }
         }
     }
+
+    // ---- P2h again, with metrics, traces and the audit log on and off.
+    observing::run(
+        &toolhost,
+        &modern_script,
+        wrk_seconds,
+        rounds,
+        &mut table,
+        &mut notes,
+    );
 
     // ---- P5 per concurrent instance: 64 clients calling a tool that holds its
     // instance for 100 ms (conformance's test_tool_with_progress).

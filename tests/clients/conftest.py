@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -42,17 +44,18 @@ def _built() -> None:
         )
 
 
-@pytest.fixture(scope="session")
-def http_url(tmp_path_factory):
-    """`toolhost serve --http 127.0.0.1:PORT` for the whole session; stopped (SIGTERM, then
-    SIGKILL) at the end. Retries on another port if the chosen one was taken meanwhile."""
-    log_path = tmp_path_factory.mktemp("toolhost-http") / "server.log"
+@contextlib.contextmanager
+def serving(log_path: Path, config_for: Callable[[int], Path]) -> Iterator[str]:
+    """`toolhost serve --http 127.0.0.1:PORT --config config_for(PORT)`, yielding its MCP URL
+    once it accepts connections; stopped (SIGTERM, then SIGKILL) at the end. Retries on
+    another port if the chosen one was taken meanwhile."""
     last_error = "not started"
     for _attempt in range(3):
         port = free_port()
+        config = config_for(port)
         log = open(log_path, "wb")
         proc = subprocess.Popen(
-            [str(TOOLHOST), "serve", "--http", f"127.0.0.1:{port}", "--config", str(CONFIG)],
+            [str(TOOLHOST), "serve", "--http", f"127.0.0.1:{port}", "--config", str(config)],
             cwd=REPO,
             stdin=subprocess.DEVNULL,
             stdout=log,
@@ -86,3 +89,11 @@ def http_url(tmp_path_factory):
         log.close()
         last_error = log_path.read_text(errors="replace")[-2000:]
     pytest.fail(f"toolhost serve --http did not start:\n{last_error}")
+
+
+@pytest.fixture(scope="session")
+def http_url(tmp_path_factory):
+    """The example tools over HTTP for the whole session."""
+    log_path = tmp_path_factory.mktemp("toolhost-http") / "server.log"
+    with serving(log_path, lambda _port: CONFIG) as url:
+        yield url

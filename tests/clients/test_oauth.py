@@ -16,9 +16,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import socket
-import subprocess
 import threading
 import time
 import uuid
@@ -29,7 +26,7 @@ import anyio
 import httpx2
 import jwt
 import pytest
-from conftest import REPO, TOOLHOST, free_port
+from conftest import REPO, serving
 from cryptography.hazmat.primitives.asymmetric import rsa
 from mcp import Client
 from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
@@ -138,38 +135,20 @@ def oauth_url(issuer, tmp_path_factory):
     that only the scope `calc:add` grants."""
     dir = tmp_path_factory.mktemp("toolhost-oauth")
     calc = REPO / "guest-examples" / "target" / "wasm32-wasip2" / "release" / "calc.wasm"
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
-    config = dir / "toolhost.toml"
-    config.write_text(
-        f'[store]\nkind = "sqlite"\npath = "{dir}/r.sqlite3"\nsigning_key_file = "{dir}/k"\n'
-        f'[oauth]\nresource = "{url}"\nissuer = "{issuer.url}"\nrequired_scopes = ["mcp"]\n'
-        f'[oauth.scopes]\n"calc:add" = ["math:add"]\n'
-        f'[[plugin]]\npath = "{calc}"\n[plugin.tool_privileges]\nadd = ["math:add"]\n'
-    )
-    log = open(dir / "server.log", "wb")
-    proc = subprocess.Popen(
-        [str(TOOLHOST), "serve", "--http", f"127.0.0.1:{port}", "--config", str(config)],
-        cwd=REPO,
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "TOOLHOST_LOG": "info"},
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                break
-        except OSError:
-            time.sleep(0.1)
-    else:
-        proc.kill()
-        pytest.fail(f"toolhost did not start:\n{(dir / 'server.log').read_text()[-2000:]}")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=10)
-    log.close()
+
+    def config_for(port: int):
+        config = dir / "toolhost.toml"
+        config.write_text(
+            f'[store]\nkind = "sqlite"\npath = "{dir}/r.sqlite3"\nsigning_key_file = "{dir}/k"\n'
+            f'[oauth]\nresource = "http://127.0.0.1:{port}/mcp"\nissuer = "{issuer.url}"\n'
+            f'required_scopes = ["mcp"]\n'
+            f'[oauth.scopes]\n"calc:add" = ["math:add"]\n'
+            f'[[plugin]]\npath = "{calc}"\n[plugin.tool_privileges]\nadd = ["math:add"]\n'
+        )
+        return config
+
+    with serving(dir / "server.log", config_for) as url:
+        yield url
 
 
 class Memory:

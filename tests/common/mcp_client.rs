@@ -34,8 +34,13 @@ pub fn modern(
 
 /// The JSON-RPC message of a response, whether sent as JSON or as an SSE event.
 pub async fn message(response: reqwest::Response) -> Value {
-    let text = response.text().await.unwrap();
-    if let Ok(value) = serde_json::from_str(&text) {
+    message_in(&response.text().await.unwrap())
+}
+
+/// The JSON-RPC message in a response body: JSON, or the SSE event that
+/// carries an `id`.
+pub fn message_in(text: &str) -> Value {
+    if let Ok(value) = serde_json::from_str(text) {
         return value;
     }
     text.lines()

@@ -61,24 +61,19 @@ pub struct RequestTrace {
 
 /// The HTTP middleware: every request runs in its `{method} {route}` span.
 pub async fn http_span(mut request: Request, next: Next) -> Response {
-    let method = request.method().as_str().to_owned();
-    let path = bounded(request.uri().path()).to_owned();
-    // Named after the route, never a path a caller made up (OpenTelemetry's
-    // HTTP conventions: `{method} {route}`, else `{method}`).
-    let name = match path.as_str() {
-        "/mcp" | "/metrics" | "/healthz" | "/readyz" => format!("{method} {path}"),
-        _ if path.starts_with("/.well-known/") => format!("{method} /.well-known"),
-        _ => method.clone(),
+    let span = {
+        let method = request.method().as_str();
+        let path = bounded(request.uri().path());
+        tracing::debug_span!(
+            "http",
+            otel.name = %HttpName { method, path },
+            otel.kind = "server",
+            otel.status_code = Empty,
+            http.request.method = method,
+            url.path = path,
+            http.response.status_code = Empty,
+        )
     };
-    let span = tracing::debug_span!(
-        "http",
-        otel.name = name,
-        otel.kind = "server",
-        otel.status_code = Empty,
-        http.request.method = method,
-        url.path = path,
-        http.response.status_code = Empty,
-    );
     if !span.is_disabled() {
         let parent = remote_parent(&Headers(request.headers()));
         if parent.span().span_context().is_valid() {
@@ -95,11 +90,45 @@ pub async fn http_span(mut request: Request, next: Next) -> Response {
     response
 }
 
+/// An HTTP span's name: named after the route, never a path a caller made
+/// up (OpenTelemetry's HTTP conventions: `{method} {route}`, else `{method}`).
+struct HttpName<'a> {
+    method: &'a str,
+    path: &'a str,
+}
+
+impl std::fmt::Display for HttpName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let route = match self.path {
+            "/mcp" | "/metrics" | "/healthz" | "/readyz" => self.path,
+            path if path.starts_with("/.well-known/") => "/.well-known",
+            _ => return f.write_str(self.method),
+        };
+        write!(f, "{} {route}", self.method)
+    }
+}
+
+/// An MCP span's name: `{method} {target}`, else `{method}`.
+struct McpName<'a> {
+    method: &'a str,
+    target: Option<&'a str>,
+}
+
+impl std::fmt::Display for McpName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.target {
+            Some(target) => write!(f, "{} {}", self.method, bounded(target)),
+            None => f.write_str(self.method),
+        }
+    }
+}
+
 // Numbers are recorded as `i64`: the OpenTelemetry layer records a `u64` as text.
 
 /// The span of an MCP request for `method` (and its `target`, a tool name or
 /// a URI, when it has one): its parent is the `traceparent` of `meta`, else
-/// the HTTP request's span, else none (a new trace).
+/// the HTTP request's span, else none (a new trace). Without traces (and at
+/// the default log level) the span is disabled and this costs a map lookup.
 pub fn request_span(
     method: &'static str,
     target: Option<&str>,
@@ -107,14 +136,10 @@ pub fn request_span(
     meta: &Map<String, Value>,
     http: Option<&HttpSpan>,
 ) -> RequestTrace {
-    let name = match target {
-        Some(target) => format!("{method} {}", bounded(target)),
-        None => method.to_owned(),
-    };
     let span = tracing::debug_span!(
         parent: None,
         "mcp",
-        otel.name = name,
+        otel.name = %McpName { method, target },
         otel.kind = "server",
         otel.status_code = Empty,
         mcp.method.name = method,
@@ -238,6 +263,26 @@ mod tests {
             );
             assert_eq!(trace.trace_id, None, "{bad}");
         }
+    }
+
+    #[test]
+    fn spans_are_named_after_routes_and_methods_never_made_up_paths() {
+        let http = |method, path| HttpName { method, path }.to_string();
+        assert_eq!(http("POST", "/mcp"), "POST /mcp");
+        assert_eq!(
+            http("GET", "/.well-known/oauth-protected-resource/mcp"),
+            "GET /.well-known"
+        );
+        assert_eq!(http("GET", "/a-path-made-up-by-a-caller"), "GET");
+        let mcp = |target| {
+            McpName {
+                method: "tools/call",
+                target,
+            }
+            .to_string()
+        };
+        assert_eq!(mcp(Some("add")), "tools/call add");
+        assert_eq!(mcp(None), "tools/call");
     }
 
     #[test]
