@@ -476,3 +476,48 @@ async fn a_stdio_call_continues_the_meta_trace_and_its_spans_leave_at_exit() {
     assert!(!has(&spans, &trace, "POST /mcp"));
     assert_eq!(audit_lines(&audit)[0]["trace_id"], trace.as_str());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_endpoint_that_does_not_answer_is_named_once_and_calls_go_on() {
+    // A port nothing listens on: bound, then closed.
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", listener.local_addr().unwrap())
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("toolhost.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[host]\ndata_dir = \"{d}/data\"\n[telemetry]\notlp_endpoint = \"{closed}\"\n\
+             [[plugin]]\npath = \"{calc}\"\n",
+            d = dir.path().display(),
+            calc = guest("calc").display(),
+        ),
+    )
+    .unwrap();
+    let host = Host::start_with(
+        &config,
+        "warn",
+        &[("OTEL_BSP_SCHEDULE_DELAY", "100")],
+        Duration::from_secs(120),
+    );
+    for round in 0..3 {
+        let answer = common::attack::call(&host.url, "add", json!({"a": round, "b": 1})).await;
+        assert_eq!(
+            answer["result"]["structuredContent"]["sum"],
+            round + 1,
+            "{answer}"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    host.wait_for_log("naming the failed export", |line| {
+        line.contains("trace_export_failed") && line.contains("cannot send traces")
+    });
+    let warnings = host
+        .log_lines()
+        .iter()
+        .filter(|line| line.contains("trace_export_failed"))
+        .count();
+    assert_eq!(warnings, 1, "one warning for the run of failures");
+}

@@ -207,10 +207,7 @@ fn provider(
     let mut exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_protocol(Protocol::HttpBinary)
-        .with_http_client(Sender {
-            client,
-            runtime: runtime.clone(),
-        });
+        .with_http_client(Sender::new(client, runtime.clone()));
     if let Some(endpoint) = endpoint {
         exporter = exporter.with_endpoint(endpoint);
     }
@@ -244,10 +241,42 @@ fn provider(
 /// The exporter's HTTP client: this crate's reqwest, run on the server's tokio
 /// runtime (the SDK's batch processor exports from a thread of its own, where
 /// no runtime runs).
+///
+/// A failed export logs one warning (`error.type = "trace_export_failed"`)
+/// when the failures start and one line when exports work again, never one
+/// per batch.
 #[derive(Debug)]
 struct Sender {
     client: reqwest::Client,
     runtime: tokio::runtime::Handle,
+    failing: std::sync::atomic::AtomicBool,
+}
+
+impl Sender {
+    fn new(client: reqwest::Client, runtime: tokio::runtime::Handle) -> Sender {
+        Sender {
+            client,
+            runtime,
+            failing: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Logs the first failure of a run of them, and the recovery after one.
+    fn observe(&self, failure: Option<String>) {
+        use std::sync::atomic::Ordering;
+        match failure {
+            Some(problem) => {
+                if !self.failing.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(error.type = "trace_export_failed", %problem, "cannot send traces to the OTLP endpoint; spans are dropped until it answers (check [telemetry] otlp_endpoint or OTEL_EXPORTER_OTLP_ENDPOINT)");
+                }
+            }
+            None => {
+                if self.failing.swap(false, Ordering::Relaxed) {
+                    tracing::info!("traces reach the OTLP endpoint again");
+                }
+            }
+        }
+    }
 }
 
 #[async_trait::async_trait]
@@ -274,7 +303,13 @@ impl HttpClient for Sender {
             }
             Ok::<_, HttpError>(answer.body(Bytes::from(body))?)
         };
-        self.runtime.spawn(send).await?
+        let answer = self.runtime.spawn(send).await?;
+        self.observe(match &answer {
+            Ok(response) if response.status().is_success() => None,
+            Ok(response) => Some(format!("the endpoint answered {}", response.status())),
+            Err(error) => Some(error.to_string()),
+        });
+        answer
     }
 }
 
