@@ -284,14 +284,7 @@ fn rfc3339<S: serde::Serializer>(time: &jiff::Timestamp, serializer: S) -> Resul
 
 /// `text` cut to [`MAX_NAME_BYTES`] at a character boundary.
 fn bounded(text: &str) -> &str {
-    if text.len() <= MAX_NAME_BYTES {
-        return text;
-    }
-    let mut end = MAX_NAME_BYTES;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
+    super::cut(text, MAX_NAME_BYTES)
 }
 
 #[cfg(test)]

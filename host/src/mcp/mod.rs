@@ -260,3 +260,16 @@ impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for EndSignal<R> {
         poll
     }
 }
+
+/// `text` cut to at most `max` bytes at a character boundary: how the edge
+/// bounds a caller's strings in the audit log and in span names.
+pub(crate) fn cut(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}

@@ -177,14 +177,7 @@ fn remote_parent(carrier: &dyn Extractor) -> Context {
 
 /// `text` (a path, a tool name, a request id) cut to [`MAX_PATH`] bytes at a character boundary.
 fn bounded(text: &str) -> &str {
-    if text.len() <= MAX_PATH {
-        return text;
-    }
-    let mut end = MAX_PATH;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
+    super::cut(text, MAX_PATH)
 }
 
 /// The longest value read of a trace-context key.
