@@ -12,7 +12,7 @@ LANG_OUT := guest-examples/target/lang
 LANG_GUESTS := $(LANG_OUT)/js_tools.wasm $(LANG_OUT)/js_legacy_app.wasm $(LANG_OUT)/js_web.wasm \
 	$(LANG_OUT)/py_tools.wasm $(LANG_OUT)/py_web.wasm $(LANG_OUT)/c_tools.wasm
 
-.PHONY: run test setup postgres guests rust-guests lint unit a2a-check conformance clients bless build soak bench fuzz
+.PHONY: run test setup postgres registry guests rust-guests lint unit a2a-check conformance clients bless build soak bench fuzz
 
 ## Build the host (release: optimised Cranelift) and the example tools, and serve
 ## them over MCP on stdio (the client snippet goes to stderr). For HTTP:
@@ -118,13 +118,19 @@ $(LANG_OUT)/c_tools.wasm: $(wildcard $(C_DIR)/*.c $(C_DIR)/*.h) $(C_GEN)/plugin.
 ## the A2A check. The guests are built once and shared by every test.
 test: setup guests lint unit a2a-check conformance clients
 
-## What the tests need beside cargo: the A2A reference implementation (PyPI) and
-## PostgreSQL's server (Debian), which the store tests start on a private cluster.
-setup: $(A2A_VENV)/.installed postgres
+## What the tests need beside cargo: the A2A reference implementation (PyPI),
+## PostgreSQL's server (Debian), which the store tests start on a private cluster,
+## and the CNCF distribution registry (Debian's docker-registry), which the
+## distribution tests start on a loopback port.
+setup: $(A2A_VENV)/.installed postgres registry
 
 postgres:
 	@ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || { \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; }
+
+registry:
+	@command -v docker-registry >/dev/null || { \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-registry; }
 
 $(A2A_VENV)/.installed: tests/a2a/requirements.txt
 	$(PYTHON) -m venv $(A2A_VENV)
@@ -137,7 +143,7 @@ lint:
 	$(CARGO) clippy --release --locked --all-targets -- -D warnings
 	$(CARGO) clippy $(GUESTS) -- -D warnings
 
-unit: postgres
+unit: postgres registry
 	$(CARGO) test --release --locked
 
 ## Every A2A rendering of the golden matrix, parsed by the official a2a-sdk.

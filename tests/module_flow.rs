@@ -17,8 +17,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The layers from the edge inward: each may import the layers to its right.
-const ORDER: [&str; 8] = [
-    "app", "mcp", "catalog", "runtime", "config", "render", "store", "result",
+const ORDER: [&str; 9] = [
+    "app", "mcp", "catalog", "supply", "runtime", "config", "render", "store", "result",
 ];
 
 /// Modules narrower than their place in [`ORDER`] (or outside it): they may

@@ -23,6 +23,7 @@ use crate::config::{Config, PluginConfig, RequiredPrivileges, WebhookConfig, Wor
 
 mod privileges;
 use crate::result::{ErrorCode, ToolResult};
+use crate::supply::Supply;
 use privileges::{check_tool_privileges, effective_privileges};
 
 use crate::runtime::{
@@ -231,7 +232,7 @@ pub fn check(config: &PluginConfig, plugin: &Arc<Plugin>, strict: bool) -> Vec<F
                 message: format!(
                     "imports {} but has no policy.http rule in {}: every request it sends will be refused; grant destinations, e.g. http = [\"https://api.example.com/*\"]",
                     crate::runtime::HTTP_IMPORT,
-                    config.source.display()
+                    config.configured_in.display()
                 ),
             }
         });
@@ -264,9 +265,14 @@ impl Catalog {
             by_name: HashMap::new(),
             paths: HashMap::new(),
         };
+        let supply = Supply::configure(config).map_err(|problem| LoadError {
+            path: "[trust.keys]".into(),
+            problem,
+        })?;
         for plugin_config in &config.plugins {
-            let plugin = runtime.load(plugin_config).await?;
-            catalog.add(plugin_config, Arc::new(plugin))?;
+            let supplied = supply.component(plugin_config).await?;
+            let plugin = runtime.load_bytes(&supplied.config, supplied.bytes).await?;
+            catalog.add(&supplied.config, Arc::new(plugin))?;
         }
         for webhook_config in &config.webhooks {
             let webhook = Webhook::configure(webhook_config, &config.host.webhook_allow).await?;

@@ -31,3 +31,4 @@ pub mod result;
 pub mod runtime;
 pub mod samples;
 pub mod store;
+pub mod supply;

@@ -88,6 +88,42 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
     },
+    /// Pushes a component to an OCI registry (oci://REGISTRY/REPOSITORY:TAG), or
+    /// writes it to a file, with the policy it requests embedded and signed when
+    /// asked.
+    Publish {
+        component: PathBuf,
+        target: String,
+        /// A TOML file of what the component requests (preopens, env, network,
+        /// http, budgets), embedded as its `toolhost:policy` section.
+        #[arg(long, value_name = "FILE")]
+        policy: Option<PathBuf>,
+        /// Sign it with this secret key (made by `toolhost keygen`).
+        #[arg(long, value_name = "KEY")]
+        sign: Option<PathBuf>,
+    },
+    /// Resolves the tags of the registry plugins again (or of NAME) and pins each
+    /// new version the trust policy accepts; one asking for more is held.
+    Update {
+        name: Option<String>,
+        #[command(flatten)]
+        source: Source,
+    },
+    /// Pins the version of plugin NAME that waits because it requests more than
+    /// was approved, and approves what it requests.
+    Approve {
+        name: String,
+        #[command(flatten)]
+        source: Source,
+    },
+    /// Per plugin: its source, pinned version, requested, granted and effective
+    /// policy, and what waits for approval. Reads no registry.
+    Plugins {
+        #[command(flatten)]
+        source: Source,
+    },
+    /// Makes a signing key pair: OUT (the secret key, mode 0600) and OUT.pub.
+    Keygen { out: PathBuf },
     /// Renders the sample results of the golden matrix through the mapper.
     Samples {
         /// Only this sample.
@@ -152,6 +188,31 @@ fn main() -> ExitCode {
                 config,
             } => check(&component, strict, config.as_deref()).await,
             Command::Samples { name, target } => render_samples(name.as_deref(), &target).await,
+            Command::Publish {
+                component,
+                target,
+                policy,
+                sign,
+            } => report(
+                toolhost::supply::publish(&component, &target, policy.as_deref(), sign.as_deref())
+                    .await,
+            ),
+            Command::Update { name, source } => update(&source, name.as_deref()).await,
+            Command::Approve { name, source } => {
+                report(supply(&source).and_then(|(_, supply)| supply.approve(&name)))
+            }
+            Command::Plugins { source } => report(
+                load_config(&source).and_then(|config| toolhost::supply::report::plugins(&config)),
+            ),
+            Command::Keygen { out } => {
+                report(toolhost::supply::signature::keygen(&out).map(|public| {
+                    format!(
+                        "secret key {} (keep it private), public key {} (for [trust.keys])",
+                        out.display(),
+                        public.display()
+                    )
+                }))
+            }
         }
     });
     // The last spans leave while the runtime still runs their exports.
@@ -219,6 +280,66 @@ fn load_config(source: &Source) -> Result<Config, String> {
     }
     toolhost::config::grants::check(&mut config, file).map_err(|e| e.to_string())?;
     Ok(config)
+}
+
+/// Prints the outcome of a command that reports one text: on stdout with code 0,
+/// or as `error: ...` with code 1.
+fn report(outcome: Result<String, String>) -> ExitCode {
+    match outcome {
+        Ok(text) => {
+            print!("{text}{}", if text.ends_with('\n') { "" } else { "\n" });
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// The configuration and its trust policy, read.
+fn supply(source: &Source) -> Result<(Config, toolhost::supply::Supply), String> {
+    let config = load_config(source)?;
+    let supply = toolhost::supply::Supply::configure(&config)?;
+    Ok((config, supply))
+}
+
+/// `toolhost update [NAME]`: every registry plugin, or NAME; exit 1 if one fails.
+async fn update(source: &Source, name: Option<&str>) -> ExitCode {
+    let (config, supply) = match supply(source) {
+        Ok(found) => found,
+        Err(message) => return usage_error(message),
+    };
+    if let Err(message) =
+        toolhost::runtime::ensure_private_dir(&config.host.data_dir, "host.data_dir")
+    {
+        return usage_error(message);
+    }
+    let plugins: Vec<&PluginConfig> = config
+        .plugins
+        .iter()
+        .filter(|p| name.is_none_or(|n| n == p.name))
+        .collect();
+    if let (Some(name), true) = (name, plugins.is_empty()) {
+        return usage_error(format!(
+            "no plugin {name} is configured; `toolhost plugins` lists them"
+        ));
+    }
+    let mut failed = false;
+    for plugin in plugins {
+        match supply.update(plugin).await {
+            Ok(line) => println!("{line}"),
+            Err(message) => {
+                failed = true;
+                eprintln!("error: {message}");
+            }
+        }
+    }
+    if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 fn engine_settings(config: &Config) -> EngineSettings {
@@ -650,7 +771,8 @@ async fn check(component: &Path, strict: bool, config_file: Option<&Path>) -> Ex
             return ExitCode::from(1);
         }
     };
-    let findings = catalog::check(&plugin_config, &plugin, strict);
+    let mut findings = catalog::check(&plugin_config, &plugin, strict);
+    findings.extend(requested_policy(&plugin_config));
     let errors = findings
         .iter()
         .filter(|f| f.severity == Severity::Error)
@@ -681,6 +803,38 @@ async fn check(component: &Path, strict: bool, config_file: Option<&Path>) -> Ex
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// Notes on what the component requests (its `toolhost:policy` section), what
+/// the policy grants and what a call would get; none without a section.
+fn requested_policy(plugin: &PluginConfig) -> Vec<catalog::Finding> {
+    use toolhost::supply::{report::policy_summary, request};
+    let note = |message: String| catalog::Finding {
+        severity: Severity::Note,
+        message,
+    };
+    let requested = std::fs::read(&plugin.path)
+        .map_err(|e| e.to_string())
+        .and_then(|bytes| request::Request::from_component(&bytes));
+    match requested {
+        Ok(None) => Vec::new(),
+        Err(problem) => vec![catalog::Finding {
+            severity: Severity::Error,
+            message: problem,
+        }],
+        Ok(Some(requested)) => {
+            let (effective, missing) = request::effective(&plugin.policy, Some(&requested));
+            let mut notes = vec![
+                note(format!("requests: {}", request::summary(Some(&requested)))),
+                note(format!("granted: {}", policy_summary(&plugin.policy))),
+                note(format!("effective: {}", policy_summary(&effective))),
+            ];
+            if !missing.is_empty() {
+                notes.push(note(format!("not granted: {}", missing.join("; "))));
+            }
+            notes
+        }
     }
 }
 

@@ -18,7 +18,7 @@ pub(super) fn check_tool_privileges(
         if !descriptors.iter().any(|d| &d.name == tool) {
             let tools: Vec<&str> = descriptors.iter().map(|d| d.name.as_str()).collect();
             return Err(CatalogError::UnknownPrivilegedTool {
-                file: config.source.display().to_string(),
+                file: config.configured_in.display().to_string(),
                 plugin: config.name.clone(),
                 tool: tool.clone(),
                 tools: tools.join(", "),

@@ -87,7 +87,7 @@ pub fn check(config: &mut Config, config_file: Option<&Path>) -> Result<(), Conf
                 .filter(|p| p.is_dir())
                 .ok_or_else(|| {
                     ConfigError::new(
-                        &plugin.source,
+                        &plugin.configured_in,
                         format!(
                             "plugin {}: policy.preopens: {} is not a directory on the host; create it or fix `host`",
                             plugin.name,
@@ -97,7 +97,7 @@ pub fn check(config: &mut Config, config_file: Option<&Path>) -> Result<(), Conf
                 })?;
             grants.push(Grant {
                 plugin: plugin.name.clone(),
-                source: plugin.source.clone(),
+                source: plugin.configured_in.clone(),
                 index,
                 steps: steps(&written),
                 written,
@@ -227,7 +227,16 @@ fn protected(config: &Config, config_file: Option<&Path>) -> Vec<Protected> {
             Kind::Dir,
         );
     }
-    for plugin in &config.plugins {
+    for (name, key) in &config.trust.keys {
+        add(
+            format!("the trusted key {name} ([trust.keys])"),
+            "a guest could swap in its own key and have its own components accepted",
+            key,
+            Kind::File,
+        );
+    }
+    // A registry source's copy lives in the data directory, protected above.
+    for plugin in config.plugins.iter().filter(|p| p.registry.is_none()) {
         add(
             format!("the component of plugin {}", plugin.name),
             "a guest could replace code the host loads",

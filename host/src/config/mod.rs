@@ -23,6 +23,7 @@ mod privileges;
 mod secret;
 mod store;
 mod telemetry;
+mod trust;
 mod webhook;
 pub use limits::{LOCAL_PRINCIPAL, Rate, RateLimits};
 pub use oauth::{OAuthConfig, secure_url};
@@ -32,6 +33,7 @@ pub use privileges::RequiredPrivileges;
 pub use secret::{SECRET_KEY_PREFIX, SecretConfig, SecretSource};
 pub use store::{Secret, StoreBackend, StoreConfig};
 pub use telemetry::{TelemetryConfig, check_endpoint};
+pub use trust::{OCI_SCHEME, TrustConfig};
 pub use webhook::{WebhookConfig, WebhookToolConfig};
 
 /// The configuration `make run` and `toolhost` use when no file is given: the Rust
@@ -71,6 +73,8 @@ pub struct Config {
     pub oauth: Option<OAuthConfig>,
     /// OpenTelemetry traces (`[telemetry]`; the `OTEL_*` variables too).
     pub telemetry: TelemetryConfig,
+    /// The public keys that may sign components (`[trust]`).
+    pub trust: TrustConfig,
 }
 
 /// One bearer token and who holds it.
@@ -165,9 +169,18 @@ impl HostSettings {
 /// One plugin: a component and the policy it runs under.
 #[derive(Debug, Clone)]
 pub struct PluginConfig {
-    /// The plugin's name (logs, error details); defaults to the file stem.
+    /// The plugin's name (logs, error details); defaults to the file stem (or
+    /// the repository's last segment).
     pub name: String,
+    /// The component's file; for a registry source, the `oci://` reference as
+    /// written (for messages), and [`PluginConfig::registry`] says so.
     pub path: PathBuf,
+    /// The `oci://` reference of a registry source; `None` for a file.
+    pub registry: Option<String>,
+    /// The `[trust.keys]` that may sign it; empty means any of them.
+    pub signers: Vec<String>,
+    /// Whether it loads only with a valid signature by one of its signers.
+    pub require_signature: bool,
     /// The world the component must export; detected when absent.
     pub world: Option<World>,
     /// Prepended to each tool name (`<prefix>_<tool>`), to keep names unique.
@@ -179,7 +192,7 @@ pub struct PluginConfig {
     /// Credentials its requests may carry (`[[plugin.secret]]`; never from a sidecar).
     pub secrets: Vec<SecretConfig>,
     /// The file this plugin was configured in, for error messages.
-    pub source: PathBuf,
+    pub configured_in: PathBuf,
 }
 
 /// The two worlds a component may implement.
@@ -215,6 +228,8 @@ struct RawConfig {
     oauth: Option<oauth::RawOAuth>,
     #[serde(default)]
     telemetry: telemetry::RawTelemetry,
+    #[serde(default)]
+    trust: trust::RawTrust,
 }
 
 #[derive(Deserialize, Default)]
@@ -261,6 +276,9 @@ struct RawSizeLimits {
 struct RawPlugin {
     name: Option<String>,
     path: Option<PathBuf>,
+    source: Option<String>,
+    #[serde(default)]
+    signers: Vec<String>,
     world: Option<World>,
     prefix: Option<String>,
     #[serde(default)]
@@ -321,25 +339,36 @@ impl Config {
         host.rate_limits = rate_limits;
         let store = raw.store.resolve(&host.data_dir, file)?;
         let mut plugins = Vec::new();
+        let (trust, require_signature) = trust::resolve(raw.trust, file, base)?;
         for (i, plugin) in raw.plugin.into_iter().enumerate() {
-            let Some(path) = plugin.path else {
-                return Err(ConfigError::new(
-                    file,
-                    format!(
-                        "[[plugin]] number {} has no `path` to a .wasm component",
-                        i + 1
-                    ),
-                ));
+            let origin = trust::origin(plugin.path, plugin.source, i + 1, file, base)?;
+            let (path, registry) = match origin {
+                trust::Origin::File(path) => (path, None),
+                trust::Origin::Registry(source) => (PathBuf::from(&source), Some(source)),
+            };
+            let name = match (&plugin.name, &registry) {
+                (None, Some(source)) => Some(trust::registry_name(source)),
+                (name, _) => name.clone(),
             };
             let mut config = plugin_config(
-                plugin.name,
-                base.join(path),
+                name,
+                path,
                 plugin.world,
                 plugin.prefix,
                 plugin.policy,
                 file,
                 base,
             )?;
+            config.require_signature = trust::signature_policy(
+                &config.name,
+                &plugin.signers,
+                registry.is_some(),
+                &trust,
+                require_signature,
+                file,
+            )?;
+            config.registry = registry;
+            config.signers = plugin.signers;
             config.privileges = RequiredPrivileges::new(
                 plugin.privileges,
                 plugin.tool_privileges,
@@ -351,8 +380,33 @@ impl Config {
             config.secrets = secrets;
             plugins.push(config);
         }
+        // The lock keeps one pin per name: a registry plugin's name is its own.
+        for (i, plugin) in plugins.iter().enumerate() {
+            if plugins[..i].iter().any(|other| {
+                other.name == plugin.name && (other.registry.is_some() || plugin.registry.is_some())
+            }) {
+                return Err(ConfigError::new(
+                    file,
+                    format!(
+                        "two plugins are named {:?}; give the one from {} its own `name` (toolhost.lock pins each plugin by name)",
+                        plugin.name,
+                        plugin.path.display()
+                    ),
+                ));
+            }
+        }
         for dir in &host.plugin_dirs {
-            plugins.extend(scan_plugin_dir(dir, file)?);
+            for mut config in scan_plugin_dir(dir, file)? {
+                config.require_signature = trust::signature_policy(
+                    &config.name,
+                    &[],
+                    false,
+                    &trust,
+                    require_signature,
+                    file,
+                )?;
+                plugins.push(config);
+            }
         }
         for (i, token) in raw.token.iter().enumerate() {
             if token.token.is_some() == token.token_env.is_some() {
@@ -403,6 +457,7 @@ impl Config {
             tokens: raw.token,
             oauth,
             telemetry,
+            trust,
         })
     }
 }
@@ -612,12 +667,15 @@ fn plugin_config(
     Ok(PluginConfig {
         name,
         path,
+        registry: None,
+        signers: Vec::new(),
+        require_signature: false,
         world,
         prefix,
         privileges: RequiredPrivileges::default(),
         policy,
         secrets: Vec::new(),
-        source: file.to_path_buf(),
+        configured_in: file.to_path_buf(),
     })
 }
 

@@ -142,25 +142,40 @@ impl Runtime {
         &self.engine
     }
 
-    /// Loads the plugin `config` describes.
+    /// Loads the component file `config` names (`toolhost check`; served
+    /// plugins come through [`crate::supply`] and [`Runtime::load_bytes`]).
     ///
     /// # Errors
     ///
-    /// A [`LoadError`] naming the file: unreadable, not a component, the wrong
-    /// world, imports the host does not offer, a policy that cannot apply, or a
-    /// `describe` that fails or returns schemas that are not JSON.
+    /// A [`LoadError`] naming the file, as [`Runtime::load_bytes`].
     pub async fn load(&self, config: &PluginConfig) -> Result<Plugin, LoadError> {
+        let bytes = std::fs::read(&config.path).map_err(|e| LoadError {
+            path: config.path.display().to_string(),
+            problem: format!(
+                "cannot read the component: {e}; build it (make guests) or fix the path in {}",
+                config.configured_in.display()
+            ),
+        })?;
+        self.load_bytes(config, bytes).await
+    }
+
+    /// Loads the component `bytes` under the plugin `config` describes.
+    ///
+    /// # Errors
+    ///
+    /// A [`LoadError`] naming the component: not a component, the wrong world,
+    /// imports the host does not offer, a policy that cannot apply, or a
+    /// `describe` that fails or returns schemas that are not JSON.
+    pub async fn load_bytes(
+        &self,
+        config: &PluginConfig,
+        bytes: Vec<u8>,
+    ) -> Result<Plugin, LoadError> {
         let error = |problem: String| LoadError {
             path: config.path.display().to_string(),
             problem,
         };
         self.check_engine_fits(config)?;
-        let bytes = std::fs::read(&config.path).map_err(|e| {
-            error(format!(
-                "cannot read the component: {e}; build it (make guests) or fix the path in {}",
-                config.source.display()
-            ))
-        })?;
         // Compiling a 10-20 MB component takes seconds: off the async threads, so
         // a hot load does not stall the calls being served meanwhile.
         let (cache, engine, path) = (self.cache.clone(), self.engine.clone(), config.path.clone());
@@ -243,7 +258,7 @@ impl Runtime {
     /// built with: refused naming the file and key, instead of failing every call.
     fn check_engine_fits(&self, config: &PluginConfig) -> Result<(), LoadError> {
         let refuse = |problem: String| LoadError {
-            path: config.source.display().to_string(),
+            path: config.configured_in.display().to_string(),
             problem: format!("plugin {}: {problem}", config.name),
         };
         if config.policy.fuel.is_some() && !self.meters_fuel {
