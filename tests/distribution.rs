@@ -558,3 +558,127 @@ fn a_component_requesting_less_than_granted_gets_only_what_it_requested() {
     );
     assert!(report.contains("effective: directory /data ("), "{report}");
 }
+
+/// A registry that lies about `tools/calc:1`: its manifest gives `layer_size`
+/// and `layer_digest` for the component, and its blob endpoint answers `blob`.
+/// Returns the port and whether the blob was asked for.
+fn lying_registry(
+    layer_size: u64,
+    layer_digest: String,
+    blob: Vec<u8>,
+) -> (u16, std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    use axum::http::{HeaderValue, StatusCode, Uri};
+    use axum::response::IntoResponse as _;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let config = b"{}".to_vec();
+    let manifest = json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {
+            "mediaType": "application/vnd.wasm.config.v0+json",
+            "digest": format!("sha256:{}", hex_sha256(&config)),
+            "size": config.len(),
+        },
+        "layers": [{"mediaType": "application/wasm", "digest": layer_digest, "size": layer_size}],
+    })
+    .to_string();
+    let manifest_digest = format!("sha256:{}", hex_sha256(manifest.as_bytes()));
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let blob_asked = asked.clone();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let app = axum::Router::new().fallback(move |uri: Uri| {
+                let (manifest, digest, blob, config) = (
+                    manifest.clone(),
+                    manifest_digest.clone(),
+                    blob.clone(),
+                    config.clone(),
+                );
+                let asked = blob_asked.clone();
+                async move {
+                    let path = uri.path();
+                    if path == "/v2/" {
+                        return "{}".into_response();
+                    }
+                    if path.ends_with("/manifests/1") {
+                        let mut response = manifest.into_response();
+                        let headers = response.headers_mut();
+                        headers.insert(
+                            "content-type",
+                            HeaderValue::from_static("application/vnd.oci.image.manifest.v1+json"),
+                        );
+                        headers.insert("docker-content-digest", digest.parse().unwrap());
+                        return response;
+                    }
+                    if path.contains("/blobs/") {
+                        if path.ends_with(&hex_sha256(&config)) {
+                            return config.into_response();
+                        }
+                        asked.store(true, std::sync::atomic::Ordering::SeqCst);
+                        return blob.into_response();
+                    }
+                    StatusCode::NOT_FOUND.into_response()
+                }
+            });
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    (port, asked)
+}
+
+#[test]
+fn a_lying_registry_cannot_oversize_or_swap_a_component() {
+    let calc = std::fs::read(guest("calc")).unwrap();
+    let calc_digest = format!("sha256:{}", hex_sha256(&calc));
+    let mut swapped = calc.clone();
+    let last = swapped.len() - 1;
+    swapped[last] ^= 1;
+    let mut longer = calc.clone();
+    longer.extend_from_slice(&[0; 4096]);
+    let cases = [
+        ("oversized", 300 << 20, calc_digest.clone(), calc.clone()),
+        ("swapped", calc.len() as u64, calc_digest.clone(), swapped),
+        ("longer", calc.len() as u64, calc_digest, longer),
+    ];
+    for (case, size, digest, blob) in cases {
+        let site = Site::new();
+        let (port, asked) = lying_registry(size, digest, blob);
+        let source = format!("oci://127.0.0.1:{port}/tools/calc:1");
+        site.configure(&format!(
+            "[trust]\nrequire_signature = false\n\n[[plugin]]\nsource = \"{source}\"\n"
+        ));
+        let refused = site.tools(&[]).unwrap_err();
+        assert!(
+            refused.contains(&format!("error: {source}: plugin calc: ")),
+            "{case}: {refused}"
+        );
+        if case == "oversized" {
+            assert!(
+                refused.contains(
+                    "the component layer has 314572800 bytes; at most 268435456 are pulled"
+                ),
+                "{refused}"
+            );
+            assert!(
+                !asked.load(std::sync::atomic::Ordering::SeqCst),
+                "refused before the download"
+            );
+        } else {
+            assert!(
+                refused.contains(&format!("pulling the component of {source} failed")),
+                "{case}: {refused}"
+            );
+        }
+        assert!(
+            !site.path().join("data/toolhost.lock").exists(),
+            "{case}: nothing was pinned"
+        );
+    }
+}

@@ -208,6 +208,68 @@ mod tests {
         );
     }
 
+    fn parse_error(toml: &str) -> String {
+        crate::config::Config::parse(toml, Path::new("t.toml"), Path::new(""))
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn sources_and_signers_are_checked_at_load() {
+        assert!(
+            parse_error("[[plugin]]\npath = \"a.wasm\"\nsource = \"b.wasm\"\n")
+                .contains("[[plugin]] number 1 has both `path` and `source`")
+        );
+        assert!(
+            parse_error("[[plugin]]\nsource = \"https://x.example/a.wasm\"\n")
+                .contains("unknown scheme")
+        );
+        assert!(
+            parse_error("[[plugin]]\nsource = \"oci://r.example/calc\"\n")
+                .contains("has neither a tag nor a digest")
+        );
+        assert!(
+            parse_error("[[plugin]]\nsource = \"oci://r.example/calc:1\"\n").contains(
+                "plugin calc: needs a signature by a trusted key (registry sources do by default), but [trust.keys] lists none"
+            )
+        );
+        assert!(
+            parse_error(
+                "[trust.keys]\nalice = \"a.pub\"\n[[plugin]]\npath = \"calc.wasm\"\nsigners = [\"bob\"]\n"
+            )
+            .contains("plugin calc: signer \"bob\" is not a key of [trust.keys] (it has: alice)")
+        );
+        assert!(
+            parse_error(
+                "[trust.keys]\nalice = \"a.pub\"\n[[plugin]]\nsource = \"oci://r.example/calc:1\"\n[[plugin]]\nsource = \"oci://q.example/calc:2\"\n"
+            )
+            .contains("two plugins are named \"calc\"")
+        );
+    }
+
+    #[test]
+    fn signatures_are_required_for_registries_by_default_and_for_files_when_asked() {
+        let config = crate::config::Config::parse(
+            "[trust.keys]\nalice = \"a.pub\"\n[[plugin]]\nsource = \"oci://r.example/calc:1\"\n[[plugin]]\npath = \"hello.wasm\"\n[[plugin]]\npath = \"files.wasm\"\nsigners = [\"alice\"]\n",
+            Path::new("t.toml"),
+            Path::new(""),
+        )
+        .unwrap();
+        let required: Vec<_> = config
+            .plugins
+            .iter()
+            .map(|p| (p.name.as_str(), p.require_signature))
+            .collect();
+        assert_eq!(
+            required,
+            [("calc", true), ("hello", false), ("files", true)]
+        );
+        assert_eq!(
+            config.plugins[0].registry.as_deref(),
+            Some("oci://r.example/calc:1")
+        );
+    }
+
     #[test]
     fn a_registry_source_names_its_plugin_by_the_repository() {
         assert_eq!(registry_name("oci://127.0.0.1:5000/tools/calc:1"), "calc");

@@ -119,7 +119,7 @@ impl Supply {
             }
             return Ok((bytes, pin.version.clone()));
         }
-        let pulled = registry::pull(source, None).await?;
+        let pulled = registry::pull(source, None).await.map_err(named)?;
         let version = self.accept(
             plugin,
             &pulled.component,
