@@ -24,8 +24,29 @@ struct Registry {
     child: Child,
 }
 
+/// The bcrypt hash of [`PASSWORD`] for user [`USER`], as htpasswd writes it.
+const HTPASSWD: &str = "ci:$2a$05$LIlpsRF1awW.d7zh5QBRcuCmzqcVcuLR9UWSNoZn6uBK5fsGy0zB6";
+const USER: &str = "ci";
+const PASSWORD: &str = "s3cret-pass";
+
 impl Registry {
     fn start(dir: &Path) -> Registry {
+        Registry::start_with(dir, "")
+    }
+
+    /// A registry that asks for [`USER`] and [`PASSWORD`] (basic auth, htpasswd).
+    fn start_with_password(dir: &Path) -> Registry {
+        std::fs::write(dir.join("htpasswd"), format!("{HTPASSWD}\n")).unwrap();
+        Registry::start_with(
+            dir,
+            &format!(
+                "auth:\n  htpasswd:\n    realm: toolhost-test\n    path: {}\n",
+                dir.join("htpasswd").display()
+            ),
+        )
+    }
+
+    fn start_with(dir: &Path, more: &str) -> Registry {
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -35,7 +56,7 @@ impl Registry {
         std::fs::write(
             &config,
             format!(
-                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n",
+                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n{more}",
                 dir.join("registry-store").display()
             ),
         )
@@ -681,4 +702,58 @@ fn a_lying_registry_cannot_oversize_or_swap_a_component() {
             "{case}: nothing was pinned"
         );
     }
+}
+
+#[test]
+fn registry_credentials_come_from_the_environment_or_the_docker_config() {
+    let site = Site::new();
+    let registry = Registry::start_with_password(site.path());
+    let calc = registry.url("tools/calc:1");
+    let publish = |env: &[(&str, &str)]| {
+        toolhost_in(
+            site.path(),
+            &[
+                "publish",
+                guest("calc").to_str().unwrap(),
+                &calc,
+                "--sign",
+                "alice.key",
+            ],
+            env,
+        )
+    };
+    let anonymous = publish(&[]);
+    assert_eq!(anonymous.status.code(), Some(1), "{}", text(&anonymous));
+    assert!(
+        text(&anonymous).contains(&format!("error: pushing {calc} failed")),
+        "{}",
+        text(&anonymous)
+    );
+    let published = publish(&[
+        ("TOOLHOST_REGISTRY_USERNAME", USER),
+        ("TOOLHOST_REGISTRY_PASSWORD", PASSWORD),
+    ]);
+    assert!(published.status.success(), "{}", text(&published));
+
+    site.configure(&format!("[[plugin]]\nsource = \"{calc}\"\n"));
+    let refused = site.tools(&[]).unwrap_err();
+    assert!(
+        refused.contains(&format!(
+            "error: {calc}: plugin calc: pulling the manifest of {calc} failed"
+        )),
+        "{refused}"
+    );
+    use base64::Engine as _;
+    let docker = site.path().join("docker");
+    std::fs::create_dir_all(&docker).unwrap();
+    let auth = base64::engine::general_purpose::STANDARD.encode(format!("{USER}:{PASSWORD}"));
+    std::fs::write(
+        docker.join("config.json"),
+        json!({"auths": {format!("127.0.0.1:{}", registry.port): {"auth": auth}}}).to_string(),
+    )
+    .unwrap();
+    let tools = site
+        .tools(&[("DOCKER_CONFIG", docker.to_str().unwrap())])
+        .expect("pulled with the docker config's credentials");
+    assert!(tools.contains(&"add".to_owned()), "{tools:?}");
 }
