@@ -457,6 +457,15 @@ fn a_new_version_requesting_more_is_held_until_approved() {
             .is_err(),
         "the held version does not serve"
     );
+    let started = site.with_config(&["tools"], &[]);
+    let log = String::from_utf8_lossy(&started.stderr);
+    assert!(
+        started.status.success()
+            && log.contains("a newer version waits for approval")
+            && log.contains(&format!("waiting=\"{new}\""))
+            && log.contains("more=environment variable SECRET_TOKEN"),
+        "each start logs the difference: {log}"
+    );
     let report = text(&site.with_config(&["plugins"], &[]));
     assert!(
         report.contains(&format!("  waiting:   {new} requests more than approved: environment variable SECRET_TOKEN; `toolhost approve hostile` pins it")),
