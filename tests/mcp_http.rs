@@ -658,3 +658,48 @@ async fn a_host_name_behind_a_proxy_is_allowed_when_configured() {
         assert_eq!(with_host(refused).await.unwrap().status(), 403, "{refused}");
     }
 }
+
+/// A 2026-07-28 client that ends its `subscriptions/listen` stream has done
+/// nothing wrong: the host logs no ERROR for it (rmcp did, for the response it
+/// could no longer send), and serves the next request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_closing_its_subscription_stream_logs_no_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_file(
+        dir.path(),
+        "",
+        &format!("[[plugin]]\npath = \"{}\"\n", guest("calc").display()),
+    );
+    let host = common::process::Host::start_logging(&config, "info");
+    let mut listening = modern(
+        "subscriptions/listen",
+        None,
+        json!({"notifications": {"toolsListChanged": true}}),
+        None,
+        &host.url,
+    )
+    .send()
+    .await
+    .unwrap();
+    let first = listening.chunk().await.unwrap().unwrap();
+    assert!(
+        String::from_utf8_lossy(&first).contains("notifications/subscriptions/acknowledged"),
+        "{first:?}"
+    );
+    drop(listening);
+    host.wait_for_log("the subscription's service ending", |line| {
+        line.contains("serve finished")
+    });
+    let answer = common::attack::call(&host.url, "add", json!({"a": 2, "b": 3})).await;
+    assert_eq!(
+        answer["result"]["structuredContent"],
+        json!({"sum": 5}),
+        "{answer}"
+    );
+    let errors: Vec<String> = host
+        .log_lines()
+        .into_iter()
+        .filter(|line| line.contains(" ERROR "))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}

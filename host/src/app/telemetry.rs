@@ -27,6 +27,57 @@ use tracing_subscriber::util::SubscriberInitExt as _;
 
 use crate::config::{TelemetryConfig, check_endpoint};
 
+/// Events of the libraries beneath that report no fault of the host, by target and
+/// message; they are dropped before any layer sees them.
+///
+/// rmcp, cancelling a request's service because its client closed the stream (a
+/// 2026-07-28 client ending `subscriptions/listen`, a caller gone mid-call), still
+/// tries to send the response it holds and logs at ERROR that the closed channel
+/// refused it: nothing failed, and an operator alerting on ERROR lines would be
+/// paged for every client that hangs up.
+const NOT_ERRORS: [(&str, &str); 1] = [(
+    "rmcp::service",
+    "failed to send pending response during drain",
+)];
+
+/// Drops the events of [`NOT_ERRORS`].
+struct NoFalseErrors;
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for NoFalseErrors {
+    fn event_enabled(
+        &self,
+        event: &tracing::Event<'_>,
+        _: tracing_subscriber::layer::Context<'_, S>,
+    ) -> bool {
+        let target = event.metadata().target();
+        if !NOT_ERRORS.iter().any(|(t, _)| *t == target) {
+            return true;
+        }
+        let mut message = MessageText(String::new());
+        event.record(&mut message);
+        !NOT_ERRORS
+            .iter()
+            .any(|(t, text)| *t == target && message.0 == *text)
+    }
+}
+
+/// The `message` field of an event, as text.
+struct MessageText(String);
+
+impl tracing::field::Visit for MessageText {
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        if field.name() == "message" {
+            value.clone_into(&mut self.0);
+        }
+    }
+
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            self.0 = format!("{value:?}");
+        }
+    }
+}
+
 /// How long one export may take, reading the collector's answer included.
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -134,10 +185,14 @@ pub fn init(
         None => Traces::Off,
     };
     let Traces::Otlp { endpoint } = traces else {
-        tracing_subscriber::fmt()
-            .with_writer(std::io::stderr)
-            .with_ansi(std::io::stderr().is_terminal())
-            .with_env_filter(filter())
+        tracing_subscriber::registry()
+            .with(NoFalseErrors)
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_writer(std::io::stderr)
+                    .with_ansi(std::io::stderr().is_terminal())
+                    .with_filter(filter()),
+            )
             .init();
         return Ok(Telemetry { provider: None });
     };
@@ -156,6 +211,7 @@ pub fn init(
                 }
     });
     tracing_subscriber::registry()
+        .with(NoFalseErrors)
         .with(
             tracing_subscriber::fmt::layer()
                 .with_writer(std::io::stderr)
