@@ -22,6 +22,7 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
 use tracing::Level;
 use tracing_subscriber::Layer as _;
+use tracing_subscriber::filter::FilterExt as _;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 
@@ -40,15 +41,13 @@ const NOT_ERRORS: [(&str, &str); 1] = [(
     "failed to send pending response during drain",
 )];
 
-/// Drops the events of [`NOT_ERRORS`].
+/// Drops the events of [`NOT_ERRORS`]: a layer above a global filter, or a
+/// per-layer filter.
+#[derive(Clone, Copy)]
 struct NoFalseErrors;
 
-impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for NoFalseErrors {
-    fn event_enabled(
-        &self,
-        event: &tracing::Event<'_>,
-        _: tracing_subscriber::layer::Context<'_, S>,
-    ) -> bool {
+impl NoFalseErrors {
+    fn keeps(event: &tracing::Event<'_>) -> bool {
         let target = event.metadata().target();
         if !NOT_ERRORS.iter().any(|(t, _)| *t == target) {
             return true;
@@ -58,6 +57,49 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for NoFalseErrors {
         !NOT_ERRORS
             .iter()
             .any(|(t, text)| *t == target && message.0 == *text)
+    }
+
+    fn may_drop(meta: &tracing::Metadata<'_>) -> bool {
+        meta.is_event() && NOT_ERRORS.iter().any(|(t, _)| *t == meta.target())
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for NoFalseErrors {
+    fn event_enabled(
+        &self,
+        event: &tracing::Event<'_>,
+        _: tracing_subscriber::layer::Context<'_, S>,
+    ) -> bool {
+        Self::keeps(event)
+    }
+}
+
+impl<S> tracing_subscriber::layer::Filter<S> for NoFalseErrors {
+    fn enabled(
+        &self,
+        _: &tracing::Metadata<'_>,
+        _: &tracing_subscriber::layer::Context<'_, S>,
+    ) -> bool {
+        true
+    }
+
+    fn callsite_enabled(
+        &self,
+        meta: &'static tracing::Metadata<'static>,
+    ) -> tracing::subscriber::Interest {
+        if Self::may_drop(meta) {
+            tracing::subscriber::Interest::sometimes()
+        } else {
+            tracing::subscriber::Interest::always()
+        }
+    }
+
+    fn event_enabled(
+        &self,
+        event: &tracing::Event<'_>,
+        _: &tracing_subscriber::layer::Context<'_, S>,
+    ) -> bool {
+        Self::keeps(event)
     }
 }
 
@@ -185,14 +227,14 @@ pub fn init(
         None => Traces::Off,
     };
     let Traces::Otlp { endpoint } = traces else {
-        tracing_subscriber::registry()
+        // The filter stays global (a disabled span is never made); the layer on
+        // top only sees, and may drop, the events it lets through.
+        tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::stderr().is_terminal())
+            .with_env_filter(filter())
+            .finish()
             .with(NoFalseErrors)
-            .with(
-                tracing_subscriber::fmt::layer()
-                    .with_writer(std::io::stderr)
-                    .with_ansi(std::io::stderr().is_terminal())
-                    .with_filter(filter()),
-            )
             .init();
         return Ok(Telemetry { provider: None });
     };
@@ -210,20 +252,21 @@ pub fn init(
                     Level::WARN
                 }
     });
+    // Per-layer filters only: a layer without one would make every span of
+    // every crate, at every level, for the layers to throw away.
     tracing_subscriber::registry()
-        .with(NoFalseErrors)
         .with(
             tracing_subscriber::fmt::layer()
                 .with_writer(std::io::stderr)
                 .with_ansi(std::io::stderr().is_terminal())
-                .with_filter(filter()),
+                .with_filter(filter().and(NoFalseErrors)),
         )
         .with(
             tracing_opentelemetry::layer()
                 .with_tracer(tracer)
                 .with_threads(false)
                 .with_tracked_inactivity(false)
-                .with_filter(ours),
+                .with_filter(ours.and(NoFalseErrors)),
         )
         .init();
     tracing::info!(
