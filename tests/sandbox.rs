@@ -322,7 +322,8 @@ async fn the_compile_cache_serves_the_second_start() {
         let config = config.clone();
         async move {
             let started = std::time::Instant::now();
-            let plugin = runtime.load(&config).await.unwrap();
+            let bytes = std::fs::read(&config.path).unwrap();
+            let plugin = runtime.load_bytes(&config, bytes).await.unwrap();
             (plugin.from_cache(), started.elapsed())
         }
     };

@@ -764,7 +764,20 @@ async fn check(component: &Path, strict: bool, config_file: Option<&Path>) -> Ex
     if let Err(e) = runtime.trust_http_ca(http_ca.as_deref()) {
         return usage_error(e);
     }
-    let plugin = match runtime.load(&plugin_config).await {
+    let (loaded, requested) = match toolhost::supply::read_component(&plugin_config) {
+        Ok(bytes) => {
+            let requested = requested_policy(&plugin_config, &bytes);
+            (runtime.load_bytes(&plugin_config, bytes).await, requested)
+        }
+        Err(problem) => {
+            let path = plugin_config.path.display().to_string();
+            (
+                Err(toolhost::runtime::LoadError { path, problem }),
+                Vec::new(),
+            )
+        }
+    };
+    let plugin = match loaded {
         Ok(plugin) => Arc::new(plugin),
         Err(e) => {
             println!("error: {e}");
@@ -772,7 +785,7 @@ async fn check(component: &Path, strict: bool, config_file: Option<&Path>) -> Ex
         }
     };
     let mut findings = catalog::check(&plugin_config, &plugin, strict);
-    findings.extend(requested_policy(&plugin_config));
+    findings.extend(requested);
     let errors = findings
         .iter()
         .filter(|f| f.severity == Severity::Error)
@@ -808,16 +821,13 @@ async fn check(component: &Path, strict: bool, config_file: Option<&Path>) -> Ex
 
 /// Notes on what the component requests (its `toolhost:policy` section), what
 /// the policy grants and what a call would get; none without a section.
-fn requested_policy(plugin: &PluginConfig) -> Vec<catalog::Finding> {
+fn requested_policy(plugin: &PluginConfig, component: &[u8]) -> Vec<catalog::Finding> {
     use toolhost::supply::{report::policy_summary, request};
     let note = |message: String| catalog::Finding {
         severity: Severity::Note,
         message,
     };
-    let requested = std::fs::read(&plugin.path)
-        .map_err(|e| e.to_string())
-        .and_then(|bytes| request::Request::from_component(&bytes));
-    match requested {
+    match request::Request::from_component(component) {
         Ok(None) => Vec::new(),
         Err(problem) => vec![catalog::Finding {
             severity: Severity::Error,

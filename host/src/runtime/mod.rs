@@ -1,7 +1,7 @@
 //! The sandbox: one wasmtime engine, plugins loaded once, each call in a fresh
 //! instance with the limits and capabilities its plugin's policy grants.
 //!
-//! Loading a plugin ([`Runtime::load`]) compiles the component (or reads it from
+//! Loading a plugin ([`Runtime::load_bytes`]) compiles the component (or reads it from
 //! the compile cache), checks which world it implements, links it against WASI
 //! and the `host` interface, validates its policy into [`Capabilities`], and calls
 //! `describe` once. A call ([`Plugin::call`]) gets a new store and instance from
@@ -142,24 +142,8 @@ impl Runtime {
         &self.engine
     }
 
-    /// Loads the component file `config` names (`toolhost check`; served
-    /// plugins come through [`crate::supply`] and [`Runtime::load_bytes`]).
-    ///
-    /// # Errors
-    ///
-    /// A [`LoadError`] naming the file, as [`Runtime::load_bytes`].
-    pub async fn load(&self, config: &PluginConfig) -> Result<Plugin, LoadError> {
-        let bytes = std::fs::read(&config.path).map_err(|e| LoadError {
-            path: config.path.display().to_string(),
-            problem: format!(
-                "cannot read the component: {e}; build it (make guests) or fix the path in {}",
-                config.configured_in.display()
-            ),
-        })?;
-        self.load_bytes(config, bytes).await
-    }
-
-    /// Loads the component `bytes` under the plugin `config` describes.
+    /// Loads the component `bytes` under the plugin `config` describes (the
+    /// bytes come from [`crate::supply`]; the runtime reads no source).
     ///
     /// # Errors
     ///

@@ -41,7 +41,20 @@ pub struct Supplied {
     pub bytes: Vec<u8>,
     /// The plugin with its effective policy.
     pub config: PluginConfig,
-    pub version: Version,
+}
+
+/// The bytes of a file source's component (`toolhost check` reads them too).
+///
+/// # Errors
+///
+/// A message saying how to get the file when it cannot be read.
+pub fn read_component(plugin: &PluginConfig) -> Result<Vec<u8>, String> {
+    std::fs::read(&plugin.path).map_err(|e| {
+        format!(
+            "cannot read the component: {e}; build it (make guests) or fix the path in {}",
+            plugin.configured_in.display()
+        )
+    })
 }
 
 /// The trust policy and the data directory's pins.
@@ -89,11 +102,7 @@ impl Supply {
         }
         let mut config = plugin.clone();
         config.policy = policy;
-        Ok(Supplied {
-            bytes,
-            config,
-            version,
-        })
+        Ok(Supplied { bytes, config })
     }
 
     async fn pinned_or_pulled(
@@ -149,12 +158,7 @@ impl Supply {
     }
 
     fn read_file(&self, plugin: &PluginConfig) -> Result<(Vec<u8>, Version), String> {
-        let bytes = std::fs::read(&plugin.path).map_err(|e| {
-            format!(
-                "cannot read the component: {e}; build it (make guests) or fix the path in {}",
-                plugin.configured_in.display()
-            )
-        })?;
+        let bytes = read_component(plugin)?;
         let digest = sha256(&bytes);
         let version = self.accept(plugin, &digest, None, &bytes)?;
         let source = plugin.path.display().to_string();
