@@ -26,6 +26,25 @@ use crate::config::World;
 use crate::render::format::decode_app_response;
 use crate::result::{ErrorCode, ToolResult};
 
+/// How often `describe` instantiates a component whose memory image the kernel
+/// would not seal (see [`Plugin::describe`]).
+const SEAL_ATTEMPTS: u32 = 4;
+
+/// Whether `error` is the kernel refusing to seal a memory image's memfd.
+fn is_seal_refusal(error: &wasmtime::Error) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        error
+            .chain()
+            .any(|cause| matches!(cause.downcast_ref(), Some(memfd::Error::AddSeals(_))))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = error;
+        false
+    }
+}
+
 /// The component, linked and ready to instantiate, in its world.
 pub(super) enum Ready {
     Plugin(PluginPre<CallState>),
@@ -282,8 +301,30 @@ impl Plugin {
         )
     }
 
-    /// Calls `describe` once in a fresh instance.
+    /// Calls `describe` in a fresh instance, at load.
+    ///
+    /// The first instantiation of a component also builds its memory images:
+    /// wasmtime writes each initial heap to a memfd and seals it. Linux refuses
+    /// the seal with EBUSY while some CPU still holds a reference to a page just
+    /// written, which on a busy machine can outlast the kernel's own wait;
+    /// wasmtime reports that as is and builds the image again at the next
+    /// instantiation. So a seal refusal is retried a few times here, before it
+    /// would fail the load; calls never meet it, as the images exist by then.
     pub(super) async fn describe(&self) -> wasmtime::Result<Vec<wit_types::ToolDescriptor>> {
+        let mut attempt = 1;
+        loop {
+            match self.describe_once().await {
+                Err(error) if attempt < SEAL_ATTEMPTS && is_seal_refusal(&error) => {
+                    tracing::warn!(plugin = %self.name, attempt, error = %format!("{error:#}"), error.type = "memory_image_unsealed", "the kernel refused for now to seal a memory image of the component; instantiating it again");
+                    tokio::time::sleep(Duration::from_millis(50 << attempt)).await;
+                    attempt += 1;
+                }
+                outcome => return outcome,
+            }
+        }
+    }
+
+    async fn describe_once(&self) -> wasmtime::Result<Vec<wit_types::ToolDescriptor>> {
         let mut sandbox = self.sandbox("describe", None)?;
         let store = &mut sandbox.store;
         let run = async {
@@ -486,4 +527,25 @@ fn blame_denials(result: &mut ToolResult, denials: &[String]) {
 /// How long an operation may take at most, for tests and callers that need a bound.
 pub fn call_budget(capabilities: &Capabilities) -> Duration {
     capabilities.timeout + EPOCH_TICK * 5
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::is_seal_refusal;
+
+    #[test]
+    fn a_seal_refusal_is_recognised_under_context_and_nothing_else_is() {
+        let busy = std::io::Error::from_raw_os_error(libc::EBUSY);
+        let refused = wasmtime::Error::from(memfd::Error::AddSeals(busy))
+            .context("instantiating the component")
+            .context("describe() failed");
+        assert!(is_seal_refusal(&refused));
+
+        let unsupported = std::io::Error::from_raw_os_error(libc::ENOSYS);
+        let not_created = wasmtime::Error::from(memfd::Error::Create(unsupported));
+        assert!(!is_seal_refusal(&not_created));
+        assert!(!is_seal_refusal(&wasmtime::format_err!(
+            "wasm trap: unreachable"
+        )));
+    }
 }
