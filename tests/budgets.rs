@@ -295,6 +295,55 @@ async fn ordinary_calls_for(url: &str, duration: Duration) -> usize {
 /// holds a bounded amount whatever the guest sends.
 #[tokio::test(flavor = "multi_thread")]
 async fn progress_to_a_client_that_does_not_read_keeps_the_host_bounded() {
+    progress_to_a_client_that_does_not_read(Era::Stateless).await;
+}
+
+/// The same in a handshake-era session, where the progress goes through the
+/// call's outlet into its response stream (`mcp::call_stream`).
+#[tokio::test(flavor = "multi_thread")]
+async fn progress_to_a_session_client_that_does_not_read_keeps_the_host_bounded() {
+    progress_to_a_client_that_does_not_read(Era::Session).await;
+}
+
+enum Era {
+    Stateless,
+    Session,
+}
+
+/// The handshake-era session `url` opens for a 2025-11-25 client.
+async fn open_session(url: &str) -> String {
+    let post = |session: Option<&str>, body: Value| {
+        let mut request = reqwest::Client::new()
+            .post(url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .json(&body);
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        request
+    };
+    let init = post(None, json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
+        .send()
+        .await
+        .unwrap();
+    let session = init.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let _ = init.text().await;
+    let initialized = post(
+        Some(&session),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .send()
+    .await
+    .unwrap();
+    assert!(initialized.status().is_success());
+    session
+}
+
+async fn progress_to_a_client_that_does_not_read(era: Era) {
     let setup = Setup::new(
         "",
         &plugin(
@@ -303,25 +352,36 @@ async fn progress_to_a_client_that_does_not_read_keeps_the_host_bounded() {
         ),
     );
     let host = setup.start();
+    let session = match era {
+        Era::Stateless => None,
+        Era::Session => Some(open_session(&host.url).await),
+    };
     let before = host.rss_kib();
     let (done, peak, sampler) = sample_rss(host.pid());
-    let params = json!({
+    let mut params = json!({
         "name": "b_progress_flood",
         "arguments": {"count": 1_000_000, "bytes": 1 << 20},
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-            "progressToken": "slow-reader",
-        },
+        "_meta": {"progressToken": "slow-reader"},
     });
-    let response = reqwest::Client::new()
+    let request = reqwest::Client::new()
         .post(&host.url)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", "b_progress_flood")
-        .header("x-toolhost-output-mode", "compat")
+        .header("x-toolhost-output-mode", "compat");
+    let request = match &session {
+        None => {
+            params["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2026-07-28");
+            params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
+            request
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", "tools/call")
+                .header("mcp-name", "b_progress_flood")
+        }
+        Some(session) => request
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("mcp-session-id", session),
+    };
+    let response = request
         .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}))
         .send()
         .await

@@ -703,3 +703,111 @@ async fn a_client_closing_its_subscription_stream_logs_no_error() {
         .collect();
     assert!(errors.is_empty(), "{errors:#?}");
 }
+
+/// A POST of the handshake era at `revision`, in `session` if given.
+fn in_session(
+    url: &str,
+    revision: &str,
+    session: Option<&str>,
+    body: Value,
+) -> reqwest::RequestBuilder {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", revision)
+        .json(&body);
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    request
+}
+
+/// The JSON-RPC messages of an SSE body, in order.
+fn sse_messages(text: &str) -> Vec<Value> {
+    text.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+        .collect()
+}
+
+/// In a handshake-era session a call's log lines and progress travel on the
+/// call's own response stream, before its result: a client that never opens
+/// the session's GET stream still gets them, and one that does cannot take
+/// them for another call's. Each message is checked against its revision's
+/// schema.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_call_sends_its_log_lines_and_progress_on_its_own_stream() {
+    let schemas = common::McpSchemas::load();
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_file(
+        dir.path(),
+        "",
+        &format!("[[plugin]]\npath = \"{}\"\n", guest("hello").display()),
+    );
+    let host = common::process::Host::start(&config);
+    for revision in [
+        toolhost::render::Revision::V2025_03_26,
+        toolhost::render::Revision::V2025_06_18,
+        toolhost::render::Revision::V2025_11_25,
+    ] {
+        let version = revision.to_string();
+        let init = in_session(&host.url, &version, None, json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(init.status(), 200, "{version}");
+        let session = init.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let _ = message(init).await;
+        for body in [
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "info"}}),
+        ] {
+            let answer = in_session(&host.url, &version, Some(&session), body)
+                .send()
+                .await
+                .unwrap();
+            assert!(
+                answer.status().is_success(),
+                "{version}: {}",
+                answer.status()
+            );
+            let _ = answer.text().await;
+        }
+        let call = in_session(&host.url, &version, Some(&session), json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "hello", "arguments": {"name": "Ada"}, "_meta": {"progressToken": "p-3"}}}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(call.status(), 200, "{version}");
+        let messages = sse_messages(&call.text().await.unwrap());
+        let methods: Vec<&str> = messages
+            .iter()
+            .map(|m| m["method"].as_str().unwrap_or("(response)"))
+            .collect();
+        assert_eq!(
+            methods,
+            [
+                "notifications/message",
+                "notifications/progress",
+                "(response)"
+            ],
+            "{version}: {messages:#?}"
+        );
+        let (log, progress, result) = (&messages[0], &messages[1], &messages[2]);
+        assert_eq!(log["params"]["data"], "greeting Ada", "{version}");
+        assert_eq!(log["params"]["level"], "info", "{version}");
+        assert_eq!(progress["params"]["progressToken"], "p-3", "{version}");
+        assert_eq!(result["id"], 3, "{version}");
+        schemas
+            .check(revision, "LoggingMessageNotification", log)
+            .unwrap_or_else(|e| panic!("{version}: {e}"));
+        schemas
+            .check(revision, "ProgressNotification", progress)
+            .unwrap_or_else(|e| panic!("{version}: {e}"));
+        schemas
+            .check(revision, "JSONRPCNotification", log)
+            .unwrap_or_else(|e| panic!("{version}: {e}"));
+    }
+}

@@ -68,7 +68,7 @@ def connect(transport: str, mode: str, request):
     """An async context manager giving a connected `Client` for this transport and mode."""
 
     @asynccontextmanager
-    async def _connect() -> AsyncIterator[Client]:
+    async def _connect(**options: Any) -> AsyncIterator[Client]:
         if transport == "stdio":
             server: Any = StdioServerParameters(
                 command=str(TOOLHOST), args=["serve", "--config", str(CONFIG)], cwd=str(REPO)
@@ -76,7 +76,7 @@ def connect(transport: str, mode: str, request):
         else:
             server = request.getfixturevalue("http_url")
         with anyio.fail_after(TIMEOUT):
-            async with Client(server, mode=mode, read_timeout_seconds=TIMEOUT) as client:
+            async with Client(server, mode=mode, read_timeout_seconds=TIMEOUT, **options) as client:
                 assert client.protocol_version == ("2025-11-25" if mode == LEGACY else MODERN)
                 yield client
 
@@ -159,6 +159,34 @@ async def test_hello(connect, mode):
     assert_ok(result, mode)
     assert "Hello, Ada!" in texts(result)
     assert result.structured_content is None
+
+
+@pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
+async def test_log_lines_and_progress_arrive_before_the_result(connect, mode):
+    """A call's log lines and progress reach the client while the call runs, so
+    they are all in by the time its result is: over stdio, on 2026-07-28's
+    per-request streams, and in a handshake-era HTTP session, where they travel
+    on the call's own response stream, not the session's GET stream."""
+    logs: list[types.LoggingMessageNotificationParams] = []
+    progress: list[float] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logs.append(params)
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append(done)
+
+    options: dict[str, Any] = {"logging_callback": on_log}
+    if mode == MODERN:
+        options["log_level"] = "info"
+    async with connect(**options) as client:
+        if mode == LEGACY:
+            await client.set_logging_level("info")
+        result = await client.call_tool("hello", {"name": "Ada"}, progress_callback=on_progress)
+        seen = [(log.level, log.data) for log in logs]
+        assert_ok(result, mode)
+        assert seen == [("info", "greeting Ada")], seen
+        assert progress == [1.0], progress
 
 
 async def test_add_structured(connect, mode):

@@ -3,9 +3,8 @@
 //!
 //! The negotiated revision of each request (rmcp tells: the request's `_meta` on
 //! 2026-07-28, the `initialize` result before) and its output mode pick the
-//! mapper's target; the mapper alone shapes the `CallToolResult`. Guest progress
-//! becomes `notifications/progress` for callers that sent a token; guest log lines
-//! become `notifications/message` at or above the level the caller set.
+//! mapper's target; the mapper alone shapes the `CallToolResult`. A call's guest
+//! progress and log lines reach the caller as it runs ([`super::events`]).
 //!
 //! Who calls is explicit: a stdio session is the local operator; an HTTP request
 //! carries the [`Caller`] the HTTP guard put in its extensions (a token's
@@ -23,15 +22,16 @@ use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, DiscoverResult,
     Implementation, InitializeRequestParams, InitializeResult, ListToolsResult, LoggingLevel,
-    LoggingMessageNotificationParam, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
     ServerConfig, SetLevelRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
-use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
+use super::call_stream::CallOutlet;
 use super::drain::CallGuard;
+use super::events;
 use super::limits;
 use super::prometheus::UNKNOWN_TOOL;
 use super::trace::{self, HttpSpan, RequestTrace};
@@ -40,9 +40,7 @@ use crate::catalog::{self, Caller};
 use crate::render::{
     OutputMode, RenderContext, Rendering, Revision, ServerInfo, Target, format, mcp,
 };
-use crate::runtime::{EventSender, GuestEvent, LogLevel, event_channel};
 use crate::store::StoreError;
-use tokio::task::JoinHandle;
 use tracing::Instrument as _;
 
 /// The `_meta` key (and the HTTP header) a caller uses to pick the output mode
@@ -226,80 +224,6 @@ fn check_client_capabilities(
     Err(ErrorData::missing_required_client_capability(required))
 }
 
-fn rank(level: LoggingLevel) -> u8 {
-    match level {
-        LoggingLevel::Debug => 0,
-        LoggingLevel::Info => 1,
-        LoggingLevel::Notice => 2,
-        LoggingLevel::Warning => 3,
-        LoggingLevel::Error => 4,
-        LoggingLevel::Critical => 5,
-        LoggingLevel::Alert => 6,
-        LoggingLevel::Emergency => 7,
-    }
-}
-
-/// Starts the task that sends a call's guest events (progress, log lines) to
-/// the caller while the call runs; the call's response waits for it, so every
-/// event goes out before the response. The queue between is bounded per call:
-/// while the caller is slow, progress coalesces to its latest value and log
-/// lines over the bound are dropped (see `runtime::event_channel`).
-///
-/// `None` when the caller asked for neither (no progress token, no log level):
-/// nothing would be sent, so there is no queue and no task. The guest's events
-/// still count against its budgets and reach the host's log.
-fn forward_events(
-    peer: &Peer<RoleServer>,
-    progress_token: Option<ProgressToken>,
-    log_level: Option<LoggingLevel>,
-) -> Option<(EventSender, JoinHandle<()>)> {
-    if progress_token.is_none() && log_level.is_none() {
-        return None;
-    }
-    let (events, mut received) = event_channel();
-    let peer = peer.clone();
-    let forward = tokio::spawn(async move {
-        while let Some(event) = received.recv().await {
-            match event {
-                GuestEvent::Progress {
-                    progress,
-                    total,
-                    message,
-                } => {
-                    if let Some(token) = &progress_token {
-                        let mut param = ProgressNotificationParam::new(token.clone(), progress);
-                        if let Some(total) = total {
-                            param = param.with_total(total);
-                        }
-                        if let Some(message) = message {
-                            param = param.with_message(message);
-                        }
-                        let _ = peer.notify_progress(param).await;
-                    }
-                }
-                GuestEvent::Log { level, message } => {
-                    let level = wire_level(level);
-                    if log_level.is_some_and(|min| rank(level) >= rank(min)) {
-                        let param = LoggingMessageNotificationParam::new(level, json!(message))
-                            .with_logger("toolhost");
-                        let _ = peer.notify_logging_message(param).await;
-                    }
-                }
-            }
-        }
-    });
-    Some((events, forward))
-}
-
-fn wire_level(level: LogLevel) -> LoggingLevel {
-    match level {
-        LogLevel::Trace | LogLevel::Debug => LoggingLevel::Debug,
-        LogLevel::Info => LoggingLevel::Info,
-        LogLevel::Warn => LoggingLevel::Warning,
-        LogLevel::Error => LoggingLevel::Error,
-    }
-}
-
 /// What the audit log and the metrics learn of a `tools/call` as it is served.
 struct Facts {
     /// `"ok"`, the result's error code, or the refusal before the call (a
@@ -353,7 +277,11 @@ impl Session {
         } else {
             *self.log_level.lock().expect("level lock")
         };
-        let (events, forward) = forward_events(&context.peer, progress_token, log_level).unzip();
+        let outlet = match parts(context).and_then(|p| p.extensions.get::<CallOutlet>()) {
+            Some(outlet) => events::Outlet::Stream(outlet.clone()),
+            None => events::Outlet::Peer(context.peer.clone()),
+        };
+        let (events, forward) = events::forward(outlet, progress_token, log_level).unzip();
         let call_id = catalog::new_call_id();
         facts.call_id = Some(call_id.clone());
         let call = catalog.call_as(

@@ -18,6 +18,9 @@
 //! ([`super::limits`]; over the limit, `429 Too Many Requests` with
 //! `Retry-After`), and counts them in flight until their response has been sent
 //! ([`super::drain`]); once a drain has started, it answers every request 503.
+//! For a single `tools/call` in a handshake-era session it also opens the
+//! call's outlet, so the call's progress and log lines are written into its own
+//! response stream ([`super::call_stream`]).
 //!
 //! `GET /healthz` (alive) and `GET /readyz` (the catalog is loaded, the result
 //! store answers a round trip, no drain has started) sit outside every guard:
@@ -52,9 +55,10 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use super::call_stream::{self, CallOutlet};
 use super::limits::{self, RATE_LIMITED, Refusal};
 use super::oauth::{Rejection, ResourceServer};
-use super::sessions::{self, Sessions};
+use super::sessions::{self, SESSION_HEADER, Sessions};
 use super::{Metrics, Server, Session, Tokens};
 use crate::catalog::Caller;
 use crate::config::HostSettings;
@@ -328,7 +332,8 @@ fn too_many(id: serde_json::Value, refusal: &Refusal) -> Response {
 
 /// The calls guard: refuses everything once a drain has started; for a POST
 /// carrying `tools/call`s, spends their rate-limit buckets and counts them in
-/// flight until the response body has been sent (or dropped).
+/// flight until the response body has been sent (or dropped); opens a
+/// session call's outlet.
 async fn calls(State(calls): State<Calls>, request: Request, next: Next) -> Response {
     let server = &calls.server;
     if server.drain.started() {
@@ -346,7 +351,13 @@ async fn calls(State(calls): State<Calls>, request: Request, next: Next) -> Resp
             .into_response();
     };
     let called = tools_calls(&bytes);
-    let request = Request::from_parts(parts, Body::from(bytes));
+    // One call in a handshake-era session: what it sends before its result
+    // goes on its own response stream (see `call_stream`).
+    let outlet = (called.len() == 1
+        && parts.headers.contains_key(SESSION_HEADER)
+        && bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{'))
+    .then(CallOutlet::open);
+    let mut request = Request::from_parts(parts, Body::from(bytes));
     if called.is_empty() {
         return next.run(request).await;
     }
@@ -366,7 +377,14 @@ async fn calls(State(calls): State<Calls>, request: Request, next: Next) -> Resp
     let Some(in_flight) = server.drain.admit() else {
         return shutting_down();
     };
-    let (parts, body) = next.run(request).await.into_parts();
+    let response = match outlet {
+        Some((outlet, inlet)) => {
+            request.extensions_mut().insert(outlet);
+            call_stream::splice(next.run(request).await, inlet)
+        }
+        None => next.run(request).await,
+    };
+    let (parts, body) = response.into_parts();
     // The body holds the guard: the call counts until its answer is sent.
     let body = http_body_util::BodyExt::map_frame(body, move |frame| {
         let _ = &in_flight;

@@ -8,7 +8,9 @@
 
 pub mod audit;
 mod auth;
+pub mod call_stream;
 pub mod drain;
+mod events;
 pub mod handler;
 pub mod http;
 pub mod limits;

@@ -22,7 +22,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use crate::catalog::Caller;
 
 /// The session header of Streamable HTTP.
-const SESSION_HEADER: &str = "mcp-session-id";
+pub(super) const SESSION_HEADER: &str = "mcp-session-id";
 
 /// The open sessions' owners, and the manager that holds the sessions.
 pub struct Sessions {
