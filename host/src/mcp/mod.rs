@@ -9,6 +9,7 @@
 pub mod audit;
 mod auth;
 pub mod call_stream;
+mod calls_guard;
 pub mod drain;
 mod events;
 pub mod handler;
@@ -18,6 +19,7 @@ pub mod oauth;
 pub mod prometheus;
 pub mod reload;
 mod sessions;
+mod token_guard;
 mod tools;
 pub mod trace;
 
