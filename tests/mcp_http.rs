@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use common::host::{TestHost, guest};
-use common::mcp_client::{message, modern};
+use common::mcp_client::{message, modern, sse_messages};
 use jiff::SignedDuration;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -720,14 +720,6 @@ fn in_session(
         request = request.header("mcp-session-id", session);
     }
     request
-}
-
-/// The JSON-RPC messages of an SSE body, in order.
-fn sse_messages(text: &str) -> Vec<Value> {
-    text.lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
-        .collect()
 }
 
 /// In a handshake-era session a call's log lines and progress travel on the

@@ -25,7 +25,7 @@ use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
 use common::host::guest;
-use common::mcp_client::{message, modern};
+use common::mcp_client::{message, modern, sse_messages};
 use common::process::Host;
 use serde_json::{Value, json};
 
@@ -142,14 +142,6 @@ fn call_with_progress(url: &str, tool: &str, token: &str) -> reqwest::RequestBui
                 "progressToken": token,
             }},
         }))
-}
-
-/// The JSON-RPC messages of an SSE body, as far as `text` goes.
-fn sse_messages(text: &str) -> Vec<Value> {
-    text.lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
-        .collect()
 }
 
 /// The text of a CallToolResult message: its last text block (in compat mode

@@ -49,3 +49,11 @@ pub fn message_in(text: &str) -> Value {
         .find(|m| m.get("id").is_some())
         .unwrap_or_else(|| panic!("no JSON-RPC response in {text}"))
 }
+
+/// The JSON-RPC messages of an SSE body, in order, as far as `text` goes.
+pub fn sse_messages(text: &str) -> Vec<Value> {
+    text.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+        .collect()
+}

@@ -28,18 +28,29 @@ use tracing_subscriber::util::SubscriberInitExt as _;
 
 use crate::config::{TelemetryConfig, check_endpoint};
 
-/// Events of the libraries beneath that report no fault of the host, by target and
-/// message; they are dropped before any layer sees them.
+/// Events of the libraries beneath that report no fault of the host, by target,
+/// message and, where given, the text of their `error` field; they are dropped
+/// before any layer sees them.
 ///
-/// rmcp, cancelling a request's service because its client closed the stream (a
-/// 2026-07-28 client ending `subscriptions/listen`, a caller gone mid-call), still
-/// tries to send the response it holds and logs at ERROR that the closed channel
-/// refused it: nothing failed, and an operator alerting on ERROR lines would be
-/// paged for every client that hangs up.
-const NOT_ERRORS: [(&str, &str); 1] = [(
-    "rmcp::service",
-    "failed to send pending response during drain",
-)];
+/// rmcp, when a request's client has closed the stream (a 2026-07-28 client
+/// ending `subscriptions/listen`, a caller gone mid-call), still tries to send
+/// the response it holds and logs at ERROR that the closed channel refused it:
+/// while it drains the request's service, or, when the response was ready just
+/// before the stream closed, as it sends it. Nothing failed, and an operator
+/// alerting on ERROR lines would be paged for every client that hangs up. Any
+/// other failure to send a response (an I/O error) is still logged.
+const NOT_ERRORS: [(&str, &str, Option<&str>); 2] = [
+    (
+        "rmcp::service",
+        "failed to send pending response during drain",
+        None,
+    ),
+    (
+        "rmcp::service",
+        "fail to response message",
+        Some("channel closed"),
+    ),
+];
 
 /// Drops the events of [`NOT_ERRORS`]: a layer above a global filter, or a
 /// per-layer filter.
@@ -49,18 +60,20 @@ struct NoFalseErrors;
 impl NoFalseErrors {
     fn keeps(event: &tracing::Event<'_>) -> bool {
         let target = event.metadata().target();
-        if !NOT_ERRORS.iter().any(|(t, _)| *t == target) {
+        if !NOT_ERRORS.iter().any(|(t, _, _)| *t == target) {
             return true;
         }
-        let mut message = MessageText(String::new());
-        event.record(&mut message);
-        !NOT_ERRORS
-            .iter()
-            .any(|(t, text)| *t == target && message.0 == *text)
+        let mut fields = EventText::default();
+        event.record(&mut fields);
+        !NOT_ERRORS.iter().any(|(t, message, error)| {
+            *t == target
+                && fields.message == *message
+                && error.is_none_or(|error| fields.error.as_deref() == Some(error))
+        })
     }
 
     fn may_drop(meta: &tracing::Metadata<'_>) -> bool {
-        meta.is_event() && NOT_ERRORS.iter().any(|(t, _)| *t == meta.target())
+        meta.is_event() && NOT_ERRORS.iter().any(|(t, _, _)| *t == meta.target())
     }
 }
 
@@ -103,19 +116,28 @@ impl<S> tracing_subscriber::layer::Filter<S> for NoFalseErrors {
     }
 }
 
-/// The `message` field of an event, as text.
-struct MessageText(String);
+/// The `message` and `error` fields of an event, as text.
+#[derive(Default)]
+struct EventText {
+    message: String,
+    error: Option<String>,
+}
 
-impl tracing::field::Visit for MessageText {
+impl tracing::field::Visit for EventText {
     fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
-        if field.name() == "message" {
-            value.clone_into(&mut self.0);
+        match field.name() {
+            "message" => value.clone_into(&mut self.message),
+            "error" => self.error = Some(value.to_owned()),
+            _ => {}
         }
     }
 
     fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-        if field.name() == "message" {
-            self.0 = format!("{value:?}");
+        // `%error` arrives here too, as its Display form.
+        match field.name() {
+            "message" => self.message = format!("{value:?}"),
+            "error" => self.error = Some(format!("{value:?}")),
+            _ => {}
         }
     }
 }
@@ -415,6 +437,48 @@ impl HttpClient for Sender {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Collects the messages of the events it is shown.
+    #[derive(Clone, Default)]
+    struct Seen(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+    impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Seen {
+        fn on_event(
+            &self,
+            event: &tracing::Event<'_>,
+            _: tracing_subscriber::layer::Context<'_, S>,
+        ) {
+            let mut fields = EventText::default();
+            event.record(&mut fields);
+            let line = match fields.error {
+                Some(error) => format!("{}: {error}", fields.message),
+                None => fields.message,
+            };
+            self.0.lock().unwrap().push(line);
+        }
+    }
+
+    #[test]
+    fn a_closed_client_stream_is_no_error_and_every_other_failure_is_kept() {
+        let seen = Seen::default();
+        let subscriber =
+            tracing_subscriber::registry().with(seen.clone().with_filter(NoFalseErrors));
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::error!(target: "rmcp::service", error = %"channel closed", "fail to response message");
+            tracing::error!(target: "rmcp::service", error = %"broken pipe", "fail to response message");
+            tracing::error!(target: "rmcp::service", error = %"channel closed", "failed to send pending response during drain");
+            tracing::error!(target: "rmcp::service", "response send task failed");
+            tracing::error!(error = %"channel closed", "fail to response message");
+        });
+        assert_eq!(
+            *seen.0.lock().unwrap(),
+            [
+                "fail to response message: broken pipe",
+                "response send task failed",
+                "fail to response message: channel closed",
+            ]
+        );
+    }
 
     fn with<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
         move |name| {
