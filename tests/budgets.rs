@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use common::attack::{self, Bounds, ORDINARY_DEADLINE, ordinary_add};
 use common::host::guest;
+use common::mcp_client::open_session;
 use common::process::Host;
 use serde_json::{Value, json};
 
@@ -310,39 +311,6 @@ enum Era {
     Session,
 }
 
-/// The handshake-era session `url` opens for a 2025-11-25 client.
-async fn open_session(url: &str) -> String {
-    let post = |session: Option<&str>, body: Value| {
-        let mut request = reqwest::Client::new()
-            .post(url)
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2025-11-25")
-            .json(&body);
-        if let Some(session) = session {
-            request = request.header("mcp-session-id", session);
-        }
-        request
-    };
-    let init = post(None, json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
-        .send()
-        .await
-        .unwrap();
-    let session = init.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
-    let _ = init.text().await;
-    let initialized = post(
-        Some(&session),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    )
-    .send()
-    .await
-    .unwrap();
-    assert!(initialized.status().is_success());
-    session
-}
-
 async fn progress_to_a_client_that_does_not_read(era: Era) {
     let setup = Setup::new(
         "",
@@ -354,7 +322,7 @@ async fn progress_to_a_client_that_does_not_read(era: Era) {
     let host = setup.start();
     let session = match era {
         Era::Stateless => None,
-        Era::Session => Some(open_session(&host.url).await),
+        Era::Session => Some(open_session(&host.url, "2025-11-25", None).await),
     };
     let before = host.rss_kib();
     let (done, peak, sampler) = sample_rss(host.pid());

@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use common::host::{TestHost, guest};
-use common::mcp_client::{message, modern, sse_messages};
+use common::mcp_client::{in_session, message, modern, open_session, sse_messages};
 use jiff::SignedDuration;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -364,59 +364,12 @@ async fn listed(url: &str, bearer: &str) -> Vec<String> {
         .collect()
 }
 
-/// A request of the handshake era (2025-06-18) as `bearer`, in `session` if given.
-fn handshake(
-    url: &str,
-    bearer: &str,
-    session: Option<&str>,
-    body: Value,
-) -> reqwest::RequestBuilder {
-    let mut request = reqwest::Client::new()
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .bearer_auth(bearer)
-        .json(&body);
-    if let Some(session) = session {
-        request = request.header("mcp-session-id", session);
-    }
-    request
-}
-
-/// `initialize` and `notifications/initialized` as `bearer`: the new session's id.
-async fn open_session(url: &str, bearer: &str) -> String {
-    let init = handshake(url, bearer, None, json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(init.status(), 200);
-    let session = init.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
-    let _ = message(init).await;
-    let initialized = handshake(
-        url,
-        bearer,
-        Some(&session),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    )
-    .send()
-    .await
-    .unwrap();
-    assert!(
-        initialized.status().is_success(),
-        "{}",
-        initialized.status()
-    );
-    session
-}
-
 /// `tools/list` in `session` as `bearer`: the HTTP status, and the message on 200.
 async fn list_in_session(url: &str, bearer: &str, session: &str) -> (u16, Option<Value>) {
-    let response = handshake(
+    let response = in_session(
         url,
-        bearer,
+        "2025-06-18",
+        Some(bearer),
         Some(session),
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
     )
@@ -587,7 +540,7 @@ async fn a_session_answers_only_the_principal_that_opened_it() {
         ),
     );
     let host = common::process::Host::start(&config);
-    let session = open_session(&host.url, "secret-a").await;
+    let session = open_session(&host.url, "2025-06-18", Some("secret-a")).await;
     let (status, list) = list_in_session(&host.url, "secret-a", &session).await;
     assert_eq!(status, 200);
     assert!(list.unwrap()["result"]["tools"].as_array().is_some());
@@ -623,11 +576,11 @@ async fn sessions_are_capped_and_the_one_idle_longest_is_closed() {
         ),
     );
     let host = common::process::Host::start(&config);
-    let first = open_session(&host.url, "secret-a").await;
-    let second = open_session(&host.url, "secret-a").await;
+    let first = open_session(&host.url, "2025-06-18", Some("secret-a")).await;
+    let second = open_session(&host.url, "2025-06-18", Some("secret-a")).await;
     // The first is used again, so the second is the one idle longest.
     assert_eq!(list_in_session(&host.url, "secret-a", &first).await.0, 200);
-    let third = open_session(&host.url, "secret-a").await;
+    let third = open_session(&host.url, "2025-06-18", Some("secret-a")).await;
     assert_eq!(list_in_session(&host.url, "secret-a", &second).await.0, 404);
     assert_eq!(list_in_session(&host.url, "secret-a", &first).await.0, 200);
     assert_eq!(list_in_session(&host.url, "secret-a", &third).await.0, 200);
@@ -704,24 +657,6 @@ async fn a_client_closing_its_subscription_stream_logs_no_error() {
     assert!(errors.is_empty(), "{errors:#?}");
 }
 
-/// A POST of the handshake era at `revision`, in `session` if given.
-fn in_session(
-    url: &str,
-    revision: &str,
-    session: Option<&str>,
-    body: Value,
-) -> reqwest::RequestBuilder {
-    let mut request = reqwest::Client::new()
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", revision)
-        .json(&body);
-    if let Some(session) = session {
-        request = request.header("mcp-session-id", session);
-    }
-    request
-}
-
 /// In a handshake-era session a call's log lines and progress travel on the
 /// call's own response stream, before its result: a client that never opens
 /// the session's GET stream still gets them, and one that does cannot take
@@ -743,32 +678,14 @@ async fn a_session_call_sends_its_log_lines_and_progress_on_its_own_stream() {
         toolhost::render::Revision::V2025_11_25,
     ] {
         let version = revision.to_string();
-        let init = in_session(&host.url, &version, None, json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
+        let session = open_session(&host.url, &version, None).await;
+        let level = in_session(&host.url, &version, None, Some(&session), json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "info"}}))
             .send()
             .await
             .unwrap();
-        assert_eq!(init.status(), 200, "{version}");
-        let session = init.headers()["mcp-session-id"]
-            .to_str()
-            .unwrap()
-            .to_owned();
-        let _ = message(init).await;
-        for body in [
-            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-            json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "info"}}),
-        ] {
-            let answer = in_session(&host.url, &version, Some(&session), body)
-                .send()
-                .await
-                .unwrap();
-            assert!(
-                answer.status().is_success(),
-                "{version}: {}",
-                answer.status()
-            );
-            let _ = answer.text().await;
-        }
-        let call = in_session(&host.url, &version, Some(&session), json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "hello", "arguments": {"name": "Ada"}, "_meta": {"progressToken": "p-3"}}}))
+        assert!(level.status().is_success(), "{version}: {}", level.status());
+        let _ = level.text().await;
+        let call = in_session(&host.url, &version, None, Some(&session), json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "hello", "arguments": {"name": "Ada"}, "_meta": {"progressToken": "p-3"}}}))
             .send()
             .await
             .unwrap();

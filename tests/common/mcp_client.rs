@@ -57,3 +57,57 @@ pub fn sse_messages(text: &str) -> Vec<Value> {
         .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
         .collect()
 }
+
+/// A POST of the handshake era at `revision` to `url`, with `bearer` and in
+/// `session` when given.
+pub fn in_session(
+    url: &str,
+    revision: &str,
+    bearer: Option<&str>,
+    session: Option<&str>,
+    body: Value,
+) -> reqwest::RequestBuilder {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", revision)
+        .json(&body);
+    if let Some(bearer) = bearer {
+        request = request.bearer_auth(bearer);
+    }
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    request
+}
+
+/// `initialize` at `revision` and `notifications/initialized`, as `bearer` when
+/// given: the new session's id.
+pub async fn open_session(url: &str, revision: &str, bearer: Option<&str>) -> String {
+    let init = in_session(url, revision, bearer, None, json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": revision, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(init.status(), 200, "{revision}");
+    let session = init.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let _ = message(init).await;
+    let initialized = in_session(
+        url,
+        revision,
+        bearer,
+        Some(&session),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .send()
+    .await
+    .unwrap();
+    assert!(
+        initialized.status().is_success(),
+        "{revision}: {}",
+        initialized.status()
+    );
+    session
+}

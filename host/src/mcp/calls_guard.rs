@@ -48,14 +48,20 @@ struct ProbeParams {
     name: Option<serde_json::Value>,
 }
 
+/// Whether a POST body is a JSON-RPC batch (an array) rather than one message.
+fn is_batch(body: &[u8]) -> bool {
+    body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[')
+}
+
 /// The `tools/call`s of a POST body (one message or a batch): each one's id and
 /// tool name. A body that does not parse has none; rmcp answers it.
 fn tools_calls(body: &[u8]) -> Vec<(serde_json::Value, String)> {
-    let messages: Vec<Probe> = match body.iter().find(|b| !b.is_ascii_whitespace()) {
-        Some(b'[') => serde_json::from_slice(body).unwrap_or_default(),
-        _ => serde_json::from_slice(body)
+    let messages: Vec<Probe> = if is_batch(body) {
+        serde_json::from_slice(body).unwrap_or_default()
+    } else {
+        serde_json::from_slice(body)
             .map(|m| vec![m])
-            .unwrap_or_default(),
+            .unwrap_or_default()
     };
     messages
         .into_iter()
@@ -145,10 +151,9 @@ pub(super) async fn calls(State(calls): State<Calls>, request: Request, next: Ne
     let called = tools_calls(&bytes);
     // One call in a handshake-era session: what it sends before its result
     // goes on its own response stream (see `call_stream`).
-    let outlet = (called.len() == 1
-        && parts.headers.contains_key(SESSION_HEADER)
-        && bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{'))
-    .then(CallOutlet::open);
+    let outlet =
+        (called.len() == 1 && parts.headers.contains_key(SESSION_HEADER) && !is_batch(&bytes))
+            .then(CallOutlet::open);
     let mut request = Request::from_parts(parts, Body::from(bytes));
     if called.is_empty() {
         return next.run(request).await;
