@@ -37,6 +37,32 @@ fn check_accepts_a_good_component() {
     assert_eq!(stdout(&output), "", "no findings");
 }
 
+/// `check` says which package version a component was built against and what
+/// it offers beside tools.
+#[test]
+fn check_names_the_package_version_and_the_offers() {
+    let old = toolhost(&["check", guest("samples_v0_1").to_str().unwrap()]);
+    assert!(
+        stderr(&old).contains("toolhost:plugin@0.1.0, world plugin, 8 tool(s), 0 error(s)"),
+        "{}",
+        stderr(&old)
+    );
+    let notes = toolhost(&["check", guest("notes").to_str().unwrap()]);
+    assert!(
+        notes.status.success(),
+        "{}{}",
+        stdout(&notes),
+        stderr(&notes)
+    );
+    assert!(
+        stderr(&notes).contains(
+            "toolhost:plugin@0.2.0, world plugin, 1 tool(s), 1 prompt(s), 1 resource(s), 1 resource template(s), 0 error(s)"
+        ),
+        "{}",
+        stderr(&notes)
+    );
+}
+
 #[test]
 fn check_rejects_a_component_of_no_toolhost_world() {
     let output = toolhost(&["check", guest("not_a_tool").to_str().unwrap()]);
@@ -44,7 +70,8 @@ fn check_rejects_a_component_of_no_toolhost_world() {
     let text = stdout(&output);
     assert_eq!(text.lines().count(), 1, "{text}");
     assert!(
-        text.starts_with("error: ") && text.contains("exports neither toolhost:plugin/tool@0.1.0"),
+        text.starts_with("error: ")
+            && text.contains("exports neither toolhost:plugin/tool (world plugin)"),
         "{text}"
     );
     assert!(

@@ -322,6 +322,278 @@ fn an_open_subscription_does_not_hold_the_process_after_stdin_closes() {
     );
 }
 
+/// A plugin's prompts in every revision: listed, filled in with and without
+/// arguments, with an embedded resource and an image, and refused with `-32602`
+/// when the prompt is unknown or its arguments do not fit; every answer within
+/// its revision's schema.
+#[test]
+fn prompts_are_listed_and_filled_in_every_revision_within_its_schema() {
+    let schemas = McpSchemas::load();
+    let mut client;
+    let mut next_meta = None;
+    for revision in Revision::ALL {
+        // The handshake once; 2026-07-28 names its revision in each request.
+        let with_meta = |mut params: Value, meta: &Option<Value>| {
+            if let Some(meta) = meta {
+                params["_meta"] = meta.clone();
+            }
+            params
+        };
+        client = Client::start();
+        if revision.is_stateless() {
+            next_meta = Some(modern_meta());
+        } else {
+            let init = client.initialize(revision);
+            let init = result(&schemas, revision, "InitializeResult", &init);
+            assert!(
+                init["capabilities"]["prompts"].is_object(),
+                "{revision}: {init}"
+            );
+        }
+        let meta = next_meta.clone();
+        let (_, listed) = client.request("prompts/list", with_meta(json!({}), &meta));
+        let listed = result(&schemas, revision, "ListPromptsResult", &listed);
+        let names: Vec<&str> = listed["prompts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "test_simple_prompt",
+                "test_prompt_with_arguments",
+                "test_prompt_with_embedded_resource",
+                "test_prompt_with_image"
+            ],
+            "{revision}"
+        );
+        let with_arguments = &listed["prompts"][1];
+        assert_eq!(with_arguments["arguments"][0]["name"], "arg1");
+        assert_eq!(with_arguments["arguments"][0]["required"], true);
+
+        let mut get = |name: &str, arguments: Value| {
+            let (_, got) = client.request(
+                "prompts/get",
+                with_meta(json!({"name": name, "arguments": arguments}), &meta),
+            );
+            got
+        };
+        let simple = get("test_simple_prompt", json!({}));
+        let simple = result(&schemas, revision, "GetPromptResult", &simple);
+        assert_eq!(
+            simple["messages"],
+            json!([{"role": "user", "content": {"type": "text", "text": "This is a simple prompt for testing."}}]),
+            "{revision}"
+        );
+        assert_eq!(
+            simple.get("resultType").is_some(),
+            revision.is_stateless(),
+            "{revision}: {simple}"
+        );
+
+        let filled = get(
+            "test_prompt_with_arguments",
+            json!({"arg1": "hello", "arg2": "world"}),
+        );
+        let filled = result(&schemas, revision, "GetPromptResult", &filled);
+        assert_eq!(
+            filled["messages"][0]["content"]["text"],
+            "Prompt with arguments: arg1='hello', arg2='world'"
+        );
+
+        let embedded = get(
+            "test_prompt_with_embedded_resource",
+            json!({"resourceUri": "test://example"}),
+        );
+        let embedded = result(&schemas, revision, "GetPromptResult", &embedded);
+        assert_eq!(embedded["messages"][0]["content"]["type"], "resource");
+        assert_eq!(
+            embedded["messages"][0]["content"]["resource"]["uri"],
+            "test://example"
+        );
+        assert_eq!(
+            embedded["messages"][1]["content"]["text"],
+            "Please process the embedded resource above."
+        );
+
+        let image = get("test_prompt_with_image", json!({}));
+        let image = result(&schemas, revision, "GetPromptResult", &image);
+        assert_eq!(image["messages"][0]["content"]["type"], "image");
+        assert_eq!(image["messages"][0]["content"]["mimeType"], "image/png");
+
+        for (name, arguments, says) in [
+            (
+                "no_such_prompt",
+                json!({}),
+                "Unknown prompt: no_such_prompt",
+            ),
+            (
+                "test_prompt_with_arguments",
+                json!({"arg1": "only one"}),
+                "needs the argument \"arg2\"",
+            ),
+            (
+                "test_simple_prompt",
+                json!({"extra": "x"}),
+                "takes no argument \"extra\"",
+            ),
+            (
+                "test_prompt_with_arguments",
+                json!({"arg1": 1, "arg2": "x"}),
+                "must be a string",
+            ),
+        ] {
+            let refused = get(name, arguments);
+            assert_eq!(error_code(&refused), -32602, "{revision} {name}: {refused}");
+            let message = refused["error"]["message"].as_str().unwrap();
+            assert!(message.contains(says), "{revision}: {message}");
+        }
+    }
+}
+
+/// Plugin resources, templates and completions in every revision, beside the
+/// stored results: listed, read by URI and by template, completed, and
+/// subscribed to in the handshake era; every answer within its schema.
+#[test]
+fn resources_and_completions_of_plugins_in_every_revision_within_their_schema() {
+    let schemas = McpSchemas::load();
+    let toml = format!(
+        "[host]\ndata_dir = \"{}\"\n[[plugin]]\npath = \"{}\"\n[[plugin]]\npath = \"{}\"\n",
+        root().join("target/test-data").display(),
+        guest("conformance").display(),
+        guest("notes").display()
+    );
+    for revision in Revision::ALL {
+        let mut client = Client::start_with(&toml);
+        let meta = revision.is_stateless().then(modern_meta);
+        if !revision.is_stateless() {
+            let init = client.initialize(revision);
+            let capabilities = &init["result"]["capabilities"];
+            assert_eq!(capabilities["resources"]["subscribe"], true, "{revision}");
+            assert!(capabilities["completions"].is_object(), "{revision}");
+        }
+        let mut ask = |method: &str, mut params: Value| {
+            if let Some(meta) = &meta {
+                params["_meta"] = meta.clone();
+            }
+            client.request(method, params).1
+        };
+        let listed = ask("resources/list", json!({}));
+        let listed = result(&schemas, revision, "ListResourcesResult", &listed);
+        let uris: Vec<&str> = listed["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["uri"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            uris,
+            [
+                "test://static-text",
+                "test://static-binary",
+                "test://watched-resource",
+                "notes://index"
+            ],
+            "{revision}"
+        );
+        let index = &listed["resources"][3];
+        assert_eq!(
+            index.get("title").is_some(),
+            revision >= Revision::V2025_06_18,
+            "{revision}: {index}"
+        );
+
+        let templates = ask("resources/templates/list", json!({}));
+        let templates = result(
+            &schemas,
+            revision,
+            "ListResourceTemplatesResult",
+            &templates,
+        );
+        assert_eq!(
+            templates["resourceTemplates"][0]["uriTemplate"],
+            "test://template/{id}/data"
+        );
+        assert_eq!(
+            templates["resourceTemplates"][1]["uriTemplate"],
+            "notes://note/{slug}"
+        );
+
+        let read = ask("resources/read", json!({"uri": "notes://note/sandbox"}));
+        let read = result(&schemas, revision, "ReadResourceResult", &read);
+        assert_eq!(read["contents"][0]["mimeType"], "text/markdown");
+        assert!(
+            read["contents"][0]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("# The sandbox")
+        );
+        let blob = ask("resources/read", json!({"uri": "test://static-binary"}));
+        let blob = result(&schemas, revision, "ReadResourceResult", &blob);
+        assert!(blob["contents"][0]["blob"].is_string(), "{blob}");
+        let missing = ask("resources/read", json!({"uri": "notes://note/nothing"}));
+        let code = error_code(&missing);
+        assert!(code == -32002 || code == -32602, "{revision}: {missing}");
+
+        // A stored result still reads by its link beside the plugins' resources.
+        let found = ask(
+            "tools/call",
+            json!({"name": "find_notes", "arguments": {"word": "host"}}),
+        );
+        let found = result(&schemas, revision, "CallToolResult", &found);
+        assert!(
+            found["content"]
+                .to_string()
+                .contains("notes://note/results"),
+            "{found}"
+        );
+
+        {
+            let completed = ask(
+                "completion/complete",
+                json!({"ref": {"type": "ref/resource", "uri": "notes://note/{slug}"}, "argument": {"name": "slug", "value": "re"}}),
+            );
+            let completed = result(&schemas, revision, "CompleteResult", &completed);
+            assert_eq!(
+                completed["completion"]["values"],
+                json!(["results"]),
+                "{revision}"
+            );
+            let prompt = ask(
+                "completion/complete",
+                json!({"ref": {"type": "ref/prompt", "name": "summarize_note"}, "argument": {"name": "slug", "value": "s"}}),
+            );
+            assert_eq!(
+                result(&schemas, revision, "CompleteResult", &prompt)["completion"]["values"],
+                json!(["sandbox"])
+            );
+        }
+
+        if !revision.is_stateless() {
+            let subscribed = ask(
+                "resources/subscribe",
+                json!({"uri": "test://watched-resource"}),
+            );
+            result(&schemas, revision, "EmptyResult", &subscribed);
+            let unknown = ask("resources/subscribe", json!({"uri": "test://nothing"}));
+            assert!(unknown.get("error").is_some(), "{unknown}");
+            let unsubscribed = ask(
+                "resources/unsubscribe",
+                json!({"uri": "test://watched-resource"}),
+            );
+            result(&schemas, revision, "EmptyResult", &unsubscribed);
+        } else {
+            let removed = ask(
+                "resources/subscribe",
+                json!({"uri": "test://watched-resource"}),
+            );
+            assert_eq!(error_code(&removed), -32601, "{removed}");
+        }
+    }
+}
+
 fn modern_meta() -> Value {
     json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -455,6 +727,20 @@ fn a_component_dropped_into_the_plugin_directory_appears_with_list_changed() {
     std::fs::remove_file(plugins.path().join("hello.wasm")).unwrap();
     client.notification("notifications/tools/list_changed");
     assert_eq!(names(&mut client), ["add", "range", "divide"]);
+
+    // One with prompts and resources changes those lists too; a subscribed
+    // resource is updated when the plugin that serves it goes.
+    let partial = plugins.path().join("notes.part");
+    std::fs::copy(guest("notes"), &partial).unwrap();
+    std::fs::rename(&partial, plugins.path().join("notes.wasm")).unwrap();
+    client.notification("notifications/prompts/list_changed");
+    let (_, prompts) = client.request("prompts/list", json!({}));
+    assert_eq!(prompts["result"]["prompts"][0]["name"], "summarize_note");
+    let (_, subscribed) = client.request("resources/subscribe", json!({"uri": "notes://index"}));
+    assert!(subscribed.get("result").is_some(), "{subscribed}");
+    std::fs::remove_file(plugins.path().join("notes.wasm")).unwrap();
+    let updated = client.notification("notifications/resources/updated");
+    assert_eq!(updated["params"]["uri"], "notes://index");
 }
 
 /// `notifications/cancelled` ends the instance: with one instance slot, a call

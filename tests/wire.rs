@@ -5,7 +5,10 @@
 //! `tests/golden_matrix.rs` pins it.
 //!
 //! The samples come back through an app webhook that answers each tool with its
-//! sample in the versioned result format. Two values the host stamps on every
+//! sample in the versioned result format, and through a component built against
+//! the frozen `toolhost:plugin@0.1.0` (`guest-examples/samples-v0-1`), which
+//! must keep sending the golden bytes whatever newer package the host speaks.
+//! Two values the host stamps on every
 //! call cannot be known beforehand: the call's duration, and the generation time
 //! of a result that has none. The test reads both from the response and renders
 //! the sample in process with the same two values; every other byte must match.
@@ -36,16 +39,7 @@ const SAMPLES: [&str; 5] = [
 ];
 
 fn samples() -> Vec<Sample> {
-    let all = samples::all();
-    SAMPLES
-        .iter()
-        .map(|name| {
-            all.iter()
-                .find(|s| s.name == *name)
-                .unwrap_or_else(|| panic!("no sample {name}"))
-                .clone()
-        })
-        .collect()
+    samples_named(&SAMPLES)
 }
 
 /// An app webhook answering tool `<sample>` with `{"format": N, "result": ..}`
@@ -135,20 +129,33 @@ async fn expected(sample: &Sample, target: Target, received: &Value) -> String {
     rendered.rendering.to_json()
 }
 
-// The webhook answers on the runtime's other thread while this one blocks
-// reading the server's output.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn stdio_sends_the_bytes_the_mapper_wrote() {
-    let samples = samples();
-    let config = config(&webhook(&samples).await, &samples);
+/// The samples of `names`.
+fn samples_named(names: &[&str]) -> Vec<Sample> {
+    let all = samples::all();
+    names
+        .iter()
+        .map(|name| {
+            all.iter()
+                .find(|s| s.name == *name)
+                .unwrap_or_else(|| panic!("no sample {name}"))
+                .clone()
+        })
+        .collect()
+}
+
+/// Calls each of `samples` (a tool of its name) on a stdio server of `config`,
+/// in each handshake-era revision and output mode, and compares the bytes sent
+/// with the sample rendered in process.
+async fn stdio_sends_the_samples(config: &std::path::Path, samples: &[Sample], served_by: &str) {
     for revision in [
         Revision::V2024_11_05,
+        Revision::V2025_03_26,
         Revision::V2025_06_18,
         Revision::V2025_11_25,
     ] {
         let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
             .args(["serve", "--config"])
-            .arg(config.path())
+            .arg(config)
             .env("TOOLHOST_LOG", "warn")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -170,7 +177,7 @@ async fn stdio_sends_the_bytes_the_mapper_wrote() {
         assert!(init.contains(revision.as_str()), "{init}");
         send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         let mut id = 0;
-        for sample in &samples {
+        for sample in samples {
             for mode in OutputMode::ALL {
                 id += 1;
                 send(
@@ -182,12 +189,49 @@ async fn stdio_sends_the_bytes_the_mapper_wrote() {
                 let sent = result_bytes(&line);
                 let target = Target::Mcp { revision, mode };
                 let want = expected(sample, target, &serde_json::from_str(sent).unwrap()).await;
-                assert_eq!(sent, want, "{} as {target} over stdio", sample.name);
+                assert_eq!(
+                    sent, want,
+                    "{} as {target} over stdio, from {served_by}",
+                    sample.name
+                );
             }
         }
         drop(stdin);
         child.wait().unwrap();
     }
+}
+
+// The webhook answers on the runtime's other thread while this one blocks
+// reading the server's output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_sends_the_bytes_the_mapper_wrote() {
+    let samples = samples();
+    let config = config(&webhook(&samples).await, &samples);
+    stdio_sends_the_samples(config.path(), &samples, "a webhook").await;
+}
+
+/// A component built against `toolhost:plugin@0.1.0` (before the package moved
+/// on) reaches clients exactly as the golden files have its results.
+#[tokio::test]
+async fn a_component_built_against_0_1_0_sends_the_golden_bytes() {
+    let samples = samples_named(&[
+        "mixed-content",
+        "extension-metadata",
+        "timestamps",
+        "success-scalar",
+        "failure-tool-error",
+        "pagination-dry-run",
+        "stored-link",
+        "summary-only",
+    ]);
+    let text = format!(
+        "[host]\ndata_dir = \"{}\"\n\n[[plugin]]\npath = \"{}\"\n",
+        common::host::root().join("target/test-data").display(),
+        common::host::guest("samples_v0_1").display()
+    );
+    let mut config = tempfile::NamedTempFile::new().unwrap();
+    config.write_all(text.as_bytes()).unwrap();
+    stdio_sends_the_samples(config.path(), &samples, "a 0.1.0 component").await;
 }
 
 #[tokio::test]

@@ -7,7 +7,7 @@
 // - color: structured data, or a coded `not-found` failure.
 // - countdown: reports through the host's `log` and `progress` imports.
 
-import { log, progress } from 'toolhost:plugin/host@0.1.0';
+import { log, progress } from 'toolhost:plugin/host@0.2.0';
 
 // Every schema and data object below lists its keys in alphabetical order, as
 // the Rust version's serde_json writes them, so the four versions are

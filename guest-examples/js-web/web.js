@@ -11,7 +11,7 @@
 //   it is JSON. The module only ever holds the secret's placeholder: the host
 //   puts the value in the header for the hosts the secret allows.
 
-import { getConfig } from 'toolhost:plugin/host@0.1.0';
+import { getConfig } from 'toolhost:plugin/host@0.2.0';
 
 // At most this many links are returned.
 const MAX_LINKS = 100;

@@ -38,13 +38,13 @@ use toolhost::render::{
     Mapper, OutputMode, RenderContext, Revision, ServerInfo, SizeLimits, Target,
 };
 use toolhost::result::{ContentPart, ToolResult};
-use toolhost::runtime::bindings::plugin::PluginPre;
+use toolhost::runtime::bindings::v0_2::full::exports::toolhost::plugin::tool::GuestIndices;
 use toolhost::runtime::bindings::wit_types;
 use toolhost::runtime::{EngineSettings, Runtime};
 use toolhost::store::{Signer, SqliteStore};
 use wasmtime::Store;
 use wasmtime::component::types::ComponentItem;
-use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime::component::{Component, InstancePre, Linker, ResourceTable};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 #[cfg(feature = "mimalloc")]
@@ -148,7 +148,7 @@ impl WasiView for Floor {
     }
 }
 
-fn floor_pre(runtime: &Runtime) -> PluginPre<Floor> {
+fn floor_pre(runtime: &Runtime) -> (InstancePre<Floor>, GuestIndices) {
     let engine = runtime.engine();
     let component = Component::from_file(engine, calc()).expect("compiles");
     let mut linker = Linker::<Floor>::new(engine);
@@ -177,10 +177,12 @@ fn floor_pre(runtime: &Runtime) -> PluginPre<Floor> {
             }
         }
     }
-    PluginPre::new(linker.instantiate_pre(&component).expect("links")).expect("plugin world")
+    let pre = linker.instantiate_pre(&component).expect("links");
+    let tool = GuestIndices::new(&pre).expect("exports toolhost:plugin/tool@0.2.0");
+    (pre, tool)
 }
 
-async fn floor_call(pre: &PluginPre<Floor>, args: &str) -> String {
+async fn floor_call((pre, tool): &(InstancePre<Floor>, GuestIndices), args: &str) -> String {
     let mut store = Store::new(
         pre.engine(),
         Floor {
@@ -195,8 +197,9 @@ async fn floor_call(pre: &PluginPre<Floor>, args: &str) -> String {
         request_id: "1".into(),
         deadline: None,
     };
-    let answer = instance
-        .toolhost_plugin_tool()
+    let answer = tool
+        .load(&mut store, &instance)
+        .expect("the tool export")
         .call_call(&mut store, "add", &args.to_owned(), &context)
         .await
         .expect("call");

@@ -22,9 +22,13 @@ use tracing::Instrument as _;
 use crate::config::{Config, PluginConfig, RequiredPrivileges, WebhookConfig, World};
 
 mod privileges;
+mod prompts;
+mod resources;
 use crate::result::{ErrorCode, ToolResult};
 use crate::supply::Supply;
 use privileges::{check_tool_privileges, effective_privileges};
+pub use prompts::Prompt;
+pub use resources::{HOST_SCHEME, Resource, Template};
 
 use crate::runtime::{
     Annotations, CallContext, EventSender, LoadError, Plugin, Runtime, ToolDescriptor, Webhook,
@@ -124,10 +128,12 @@ pub enum CatalogError {
     Load(#[from] LoadError),
     #[error(transparent)]
     Webhook(#[from] WebhookError),
-    #[error("{path}: tool {tool:?}: {problem}")]
+    #[error("{path}: {kind} {name:?}: {problem}")]
     Descriptor {
         path: String,
-        tool: String,
+        /// `tool` or `prompt`.
+        kind: &'static str,
+        name: String,
         problem: String,
     },
     #[error(
@@ -139,16 +145,23 @@ pub enum CatalogError {
         tool: String,
         tools: String,
     },
-    #[error(
-        "tool name {name:?} is offered twice: by plugin {first} ({first_path}) and by plugin {second} ({second_path}); give one of them a `prefix`"
-    )]
-    Duplicate {
-        name: String,
-        first: String,
-        first_path: String,
-        second: String,
-        second_path: String,
-    },
+    #[error(transparent)]
+    Duplicate(Box<Duplicate>),
+}
+
+/// A name or URI two plugins offer.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{kind} name {name:?} is offered twice: by plugin {first} ({first_path}) and by plugin {second} ({second_path}); give one of them a `prefix`"
+)]
+pub struct Duplicate {
+    /// `tool`, `prompt`, `resource` or `resource template`.
+    pub kind: &'static str,
+    pub name: String,
+    pub first: String,
+    pub first_path: String,
+    pub second: String,
+    pub second_path: String,
 }
 
 /// How serious a finding of [`check`] is.
@@ -210,8 +223,18 @@ pub fn check(config: &PluginConfig, plugin: &Arc<Plugin>, strict: bool) -> Vec<F
             message: "world legacy-app: the tools answer with hand-built {\"success\": ..} strings, which are deprecated; return a result object from world plugin instead".into(),
         });
     }
-    if plugin.tools().is_empty() {
-        findings.push(error("describe() returned no tools".into()));
+    for descriptor in plugin.prompts() {
+        if let Err(problem) = public_name(config.prefix.as_deref(), &descriptor.name) {
+            findings.push(error(format!("prompt {:?}: {problem}", descriptor.name)));
+        }
+    }
+    let offers_more = !plugin.prompts().is_empty()
+        || !plugin.resources().is_empty()
+        || !plugin.templates().is_empty();
+    if plugin.tools().is_empty() && !offers_more {
+        findings.push(error(
+            "describe() returned no tools, and the plugin offers no prompts or resources".into(),
+        ));
     }
     if let Err(problem) = check_tool_privileges(config, plugin.tools()) {
         findings.push(error(problem.to_string()));
@@ -245,10 +268,15 @@ pub fn check(config: &PluginConfig, plugin: &Arc<Plugin>, strict: bool) -> Vec<F
 #[error("unknown tool {0:?}")]
 pub struct UnknownTool(pub String);
 
-/// Every tool, in the order the configuration lists the plugins.
+/// Every tool, prompt and resource, in the order the configuration lists the
+/// plugins.
 pub struct Catalog {
     tools: Vec<Tool>,
     by_name: HashMap<String, usize>,
+    prompts: Vec<Prompt>,
+    prompt_by_name: HashMap<String, usize>,
+    resources: Vec<Resource>,
+    templates: Vec<Template>,
     paths: HashMap<String, String>,
 }
 
@@ -263,6 +291,10 @@ impl Catalog {
         let mut catalog = Catalog {
             tools: Vec::new(),
             by_name: HashMap::new(),
+            prompts: Vec::new(),
+            prompt_by_name: HashMap::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
             paths: HashMap::new(),
         };
         let supply = Supply::configure(config).map_err(|problem| LoadError {
@@ -291,6 +323,8 @@ impl Catalog {
         let descriptors = plugin.tools().to_vec();
         check_tool_privileges(config, &descriptors)?;
         let path = config.path.display().to_string();
+        self.add_prompts(config, &plugin, &path)?;
+        self.add_resources(config, &plugin, &path)?;
         self.add_tools(
             config.prefix.as_deref(),
             &descriptors,
@@ -342,26 +376,29 @@ impl Catalog {
             let tool = checked_tool(prefix, &provider, descriptor, required, &derive).map_err(
                 |problem| CatalogError::Descriptor {
                     path: path.clone(),
-                    tool: descriptor.name.clone(),
+                    kind: "tool",
+                    name: descriptor.name.clone(),
                     problem,
                 },
             )?;
             if !seen.insert(tool.name.clone()) {
                 return Err(CatalogError::Descriptor {
                     path: path.clone(),
-                    tool: tool.name.clone(),
+                    kind: "tool",
+                    name: tool.name.clone(),
                     problem: "described twice by the same plugin".into(),
                 });
             }
             if let Some(&index) = self.by_name.get(&tool.name) {
                 let first = &self.tools[index];
-                return Err(CatalogError::Duplicate {
+                return Err(CatalogError::Duplicate(Box::new(Duplicate {
+                    kind: "tool",
                     name: tool.name.clone(),
                     first: first.provider.name().to_owned(),
                     first_path: self.paths[first.provider.name()].clone(),
                     second: provider.name().to_owned(),
                     second_path: path,
-                });
+                })));
             }
             self.by_name.insert(tool.name.clone(), self.tools.len());
             self.tools.push(tool);
@@ -509,7 +546,7 @@ impl Catalog {
                 plugin
                     .call(
                         &tool.descriptor.name,
-                        &arguments.to_string(),
+                        arguments.to_string(),
                         &context,
                         events,
                     )
@@ -586,16 +623,16 @@ fn policy_hints(plugin: &Plugin) -> impl Fn(Annotations) -> Annotations + use<> 
     }
 }
 
-fn checked_tool(
-    prefix: Option<&str>,
-    provider: &Provider,
-    descriptor: &ToolDescriptor,
-    required: &RequiredPrivileges,
-    derive: impl Fn(Annotations) -> Annotations,
-) -> Result<Tool, String> {
+/// The public name of a tool or prompt the plugin calls `name`, under its
+/// plugin's `prefix`.
+///
+/// # Errors
+///
+/// When the name is not 1 to 64 letters, digits, `_` or `-`.
+fn public_name(prefix: Option<&str>, name: &str) -> Result<String, String> {
     let name = match prefix {
-        Some(prefix) => format!("{prefix}_{}", descriptor.name),
-        None => descriptor.name.clone(),
+        Some(prefix) => format!("{prefix}_{name}"),
+        None => name.to_owned(),
     };
     if name.is_empty()
         || name.len() > 64
@@ -607,6 +644,17 @@ fn checked_tool(
             "the name {name:?} must be 1 to 64 letters, digits, '_' or '-' so every client accepts it"
         ));
     }
+    Ok(name)
+}
+
+fn checked_tool(
+    prefix: Option<&str>,
+    provider: &Provider,
+    descriptor: &ToolDescriptor,
+    required: &RequiredPrivileges,
+    derive: impl Fn(Annotations) -> Annotations,
+) -> Result<Tool, String> {
+    let name = public_name(prefix, &descriptor.name)?;
     if descriptor.input_schema.get("type") != Some(&json!("object")) {
         return Err("the input schema must describe an object (\"type\": \"object\")".into());
     }

@@ -806,9 +806,19 @@ async fn check(component: &Path, strict: bool, config_file: Option<&Path>) -> Ex
         World::Plugin => "plugin",
         World::LegacyApp => "legacy-app",
     };
+    let offers = [
+        (plugin.prompts().len(), "prompt(s)"),
+        (plugin.resources().len(), "resource(s)"),
+        (plugin.templates().len(), "resource template(s)"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!(", {n} {what}"))
+    .collect::<String>();
     eprintln!(
-        "{}: world {world}, {} tool(s), {errors} error(s), {} warning(s)",
+        "{}: toolhost:plugin@{}, world {world}, {} tool(s){offers}, {errors} error(s), {} warning(s)",
         component.display(),
+        plugin.package_version().as_str(),
         plugin.tools().len(),
         warnings
     );

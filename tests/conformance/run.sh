@@ -17,10 +17,15 @@ server=$!
 # guest-examples/conformance/src/lib.rs); this watcher, outside the sandbox, sees it
 # in the server's log and writes into the watched plugin directory, as an operator
 # would. It ends with the server.
-python3 - "$out/server.log" "$plugins/trigger.toml" "$server" <<'WATCH' &
-import os, sys, time
+# test_trigger_prompt_change logs another line; the watcher then adds the notes
+# example plugin (prompts, resources) to the directory, or takes it away again.
+python3 - "$out/server.log" "$plugins/trigger.toml" "$server" \
+    guest-examples/target/wasm32-wasip2/release/notes.wasm "$plugins/notes.wasm" <<'WATCH' &
+import os, shutil, sys, time
 log, trigger, server = sys.argv[1], sys.argv[2], int(sys.argv[3])
+notes, notes_copy = sys.argv[4], sys.argv[5]
 marker = b"toolhost-conformance: please touch the plugin directory"
+prompt_marker = b"toolhost-conformance: please add or remove the plugin with prompts"
 offset, pending = 0, b""
 while True:
     try:
@@ -36,6 +41,13 @@ while True:
     if any(marker in line and b"test_trigger_tool_change" in line for line in lines):
         with open(trigger, "w") as f:
             f.write(f"# touched at {time.time_ns()}\n")
+    if any(prompt_marker in line and b"test_trigger_prompt_change" in line for line in lines):
+        if os.path.exists(notes_copy):
+            os.remove(notes_copy)
+        else:
+            # Written under another name, then renamed: the host loads whole files.
+            shutil.copy(notes, notes_copy + ".part")
+            os.rename(notes_copy + ".part", notes_copy)
     time.sleep(0.05)
 WATCH
 watcher=$!

@@ -2,8 +2,9 @@
 //! (`@modelcontextprotocol/conformance`, 0.1.16 and 0.2.0-alpha) calls on a
 //! server under test, as far as a tool can provide them.
 //!
-//! Each tool answers what the suite's scenario describes (texts, URIs and MIME
-//! types as given there); the host's mapper turns the result into MCP content.
+//! Each tool and prompt answers what the suite's scenario describes (texts,
+//! URIs and MIME types as given there); the host's mapper turns the result into
+//! MCP content.
 //! Fixtures that need the server to talk back to the client mid-call
 //! (`test_sampling`, `test_elicitation`, the `input_required` tools) or to
 //! check the client's capabilities (`test_missing_capability`) are not here:
@@ -11,8 +12,12 @@
 
 use std::time::Duration;
 
+use toolhost_guest::completion::{Argument, Reference, Suggestions};
+use toolhost_guest::prompts::{Prompt, PromptDescriptor, PromptMessage};
+use toolhost_guest::resources::{Contents, ResourceBody, ResourceDescriptor, TemplateDescriptor};
 use toolhost_guest::{
-    CallContext, ErrorCode, Part, Plugin, ToolDescriptor, ToolResult, json, log, progress,
+    CallContext, Completion, ErrorCode, Part, Plugin, Prompts, Resources, ToolDescriptor,
+    ToolError, ToolResult, json, log, not_found, progress,
 };
 
 /// A 1x1 PNG, one red pixel (8-bit RGB): signature, IHDR, IDAT (zlib),
@@ -110,6 +115,24 @@ fn trigger_tool_change() -> ToolResult {
         .build()
 }
 
+/// The line [`trigger_prompt_change`] logs: `tests/conformance/run.sh` then
+/// adds a plugin with prompts of its own (or takes it away again) in the
+/// watched plugin directory.
+pub const PROMPT_TRIGGER_MARKER: &str =
+    "toolhost-conformance: please add or remove the plugin with prompts";
+
+/// Asks for a change of the prompt list, the way [`trigger_tool_change`] asks
+/// for one of the catalog; the host then sends
+/// `notifications/prompts/list_changed`.
+fn trigger_prompt_change() -> ToolResult {
+    log::info(PROMPT_TRIGGER_MARKER);
+    ToolResult::empty()
+        .part(Part::text(
+            "A plugin with prompts will come or go; the prompt list will follow.",
+        ))
+        .build()
+}
+
 struct Conformance;
 
 impl Plugin for Conformance {
@@ -163,6 +186,12 @@ impl Plugin for Conformance {
             ToolDescriptor::new(
                 "test_trigger_tool_change",
                 "Asks the test harness to touch the watched plugin directory, so the host reloads its tools.",
+            )
+            .input_schema(no_arguments())
+            .build(),
+            ToolDescriptor::new(
+                "test_trigger_prompt_change",
+                "Asks the test harness to add or remove a plugin with prompts in the watched plugin directory.",
             )
             .input_schema(no_arguments())
             .build(),
@@ -254,6 +283,7 @@ impl Plugin for Conformance {
             }
             "json_schema_2020_12_tool" => ToolResult::empty().part(Part::text("ok")).build(),
             "test_trigger_tool_change" => trigger_tool_change(),
+            "test_trigger_prompt_change" => trigger_prompt_change(),
             "test_missing_capability" => ToolResult::empty()
                 .part(Part::text("The client declared sampling."))
                 .build(),
@@ -265,7 +295,165 @@ impl Plugin for Conformance {
     }
 }
 
-toolhost_guest::export_plugin!(Conformance);
+/// The prompts of the suite's `prompts-*` scenarios.
+impl Prompts for Conformance {
+    fn describe_prompts() -> Vec<PromptDescriptor> {
+        vec![
+            PromptDescriptor::new("test_simple_prompt", "A prompt without arguments."),
+            PromptDescriptor::new(
+                "test_prompt_with_arguments",
+                "A prompt that puts its two arguments into its message.",
+            )
+            .argument("arg1", "First test argument", true)
+            .argument("arg2", "Second test argument", true),
+            PromptDescriptor::new(
+                "test_prompt_with_embedded_resource",
+                "A prompt that embeds the resource it is given.",
+            )
+            .argument("resourceUri", "URI of the resource to embed", true),
+            PromptDescriptor::new("test_prompt_with_image", "A prompt with an image."),
+        ]
+    }
+
+    fn get_prompt(
+        name: String,
+        arguments: Vec<(String, String)>,
+        _context: CallContext,
+    ) -> Result<Prompt, ToolError> {
+        let argument = |wanted: &str| {
+            arguments
+                .iter()
+                .find(|(name, _)| name == wanted)
+                .map(|(_, value)| value.as_str())
+                .unwrap_or_default()
+        };
+        let messages = match name.as_str() {
+            "test_simple_prompt" => vec![PromptMessage::user(Part::text(
+                "This is a simple prompt for testing.",
+            ))],
+            "test_prompt_with_arguments" => vec![PromptMessage::user(Part::text(format!(
+                "Prompt with arguments: arg1='{}', arg2='{}'",
+                argument("arg1"),
+                argument("arg2")
+            )))],
+            "test_prompt_with_embedded_resource" => vec![
+                PromptMessage::user(Part::embedded_text(
+                    argument("resourceUri"),
+                    "text/plain",
+                    "Embedded resource content for testing.",
+                )),
+                PromptMessage::user(Part::text("Please process the embedded resource above.")),
+            ],
+            "test_prompt_with_image" => vec![
+                PromptMessage::user(Part::image(PNG, "image/png")),
+                PromptMessage::user(Part::text("Please analyze the image above.")),
+            ],
+            other => return Err(not_found(format!("No prompt named {other}."))),
+        };
+        Ok(Prompt::new(messages))
+    }
+}
+
+/// The resources of the suite's `resources-*` scenarios.
+impl Resources for Conformance {
+    fn describe_resources() -> Vec<ResourceDescriptor> {
+        let resource = |uri: &str, name: &str, mime: &str, description: &str| ResourceDescriptor {
+            uri: uri.into(),
+            name: name.into(),
+            title: None,
+            description: Some(description.into()),
+            mime: Some(mime.into()),
+            size: None,
+            required_privileges: Vec::new(),
+        };
+        vec![
+            resource(
+                "test://static-text",
+                "static-text",
+                "text/plain",
+                "A static text resource.",
+            ),
+            resource(
+                "test://static-binary",
+                "static-binary",
+                "image/png",
+                "A static PNG image.",
+            ),
+            resource(
+                "test://watched-resource",
+                "watched-resource",
+                "text/plain",
+                "A resource clients subscribe to.",
+            ),
+        ]
+    }
+
+    fn describe_templates() -> Vec<TemplateDescriptor> {
+        vec![TemplateDescriptor {
+            uri_template: "test://template/{id}/data".into(),
+            name: "template-data".into(),
+            title: None,
+            description: Some("Data for an id.".into()),
+            mime: Some("application/json".into()),
+            required_privileges: Vec::new(),
+        }]
+    }
+
+    fn read_resource(uri: String, _context: CallContext) -> Result<Vec<Contents>, ToolError> {
+        let contents = |mime: &str, body: ResourceBody| Contents {
+            uri: uri.clone(),
+            mime: Some(mime.into()),
+            body,
+        };
+        let text = |text: &str| ResourceBody::Text(text.into());
+        let read = match uri.as_str() {
+            "test://static-text" => contents(
+                "text/plain",
+                text("This is the content of the static text resource."),
+            ),
+            "test://static-binary" => contents("image/png", ResourceBody::Bytes(PNG.to_vec())),
+            "test://watched-resource" => contents("text/plain", text("Watched resource content.")),
+            other => match other
+                .strip_prefix("test://template/")
+                .and_then(|rest| rest.strip_suffix("/data"))
+            {
+                Some(id) => contents(
+                    "application/json",
+                    ResourceBody::Text(
+                        json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")})
+                            .to_string(),
+                    ),
+                ),
+                None => return Err(not_found(format!("No resource {other}."))),
+            },
+        };
+        Ok(vec![read])
+    }
+}
+
+/// Completions of the prompt arguments, from a fixed list of words.
+impl Completion for Conformance {
+    fn complete(
+        _reference: Reference,
+        argument: Argument,
+        _resolved: Vec<(String, String)>,
+        _context: CallContext,
+    ) -> Result<Suggestions, ToolError> {
+        const WORDS: [&str; 6] = ["paris", "park", "party", "test", "testing", "tested"];
+        let values: Vec<String> = WORDS
+            .iter()
+            .filter(|word| word.starts_with(&argument.value))
+            .map(|word| (*word).to_owned())
+            .collect();
+        Ok(Suggestions {
+            total: Some(values.len() as u32),
+            values,
+            has_more: false,
+        })
+    }
+}
+
+toolhost_guest::export_full!(Conformance);
 
 #[cfg(test)]
 mod tests {

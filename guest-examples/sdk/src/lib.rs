@@ -1,10 +1,14 @@
 //! Write toolhost tools in Rust.
 //!
-//! A tool is a WebAssembly component (target `wasm32-wasip2`) that exports the
-//! WIT world `toolhost:plugin/plugin`: it describes its tools once and answers
-//! calls. This crate holds the bindings for that world (and for the older
-//! `legacy-app` world), builders for what a tool returns, and small wrappers
-//! around the host's imports.
+//! A tool is a WebAssembly component (target `wasm32-wasip2`) that implements
+//! the WIT world `toolhost:plugin/full@0.2.0`: it describes its tools (and any
+//! prompts and resources) once and answers calls. This crate holds the bindings
+//! for that world (and for the older `legacy-app` world), builders for what a
+//! tool returns, and small wrappers around the host's imports. A plugin with
+//! tools only implements [`Plugin`] and is exported with [`export_plugin!`];
+//! one that also offers prompts, resources or completions implements
+//! [`Prompts`], [`Resources`] and [`Completion`] too and is exported with
+//! [`export_full!`].
 //!
 //! ```no_run
 //! use serde::Deserialize;
@@ -60,6 +64,7 @@
 mod args;
 mod descriptor;
 pub mod http;
+mod offers;
 mod result;
 
 pub use args::{IntoToolResult, parse_args, with_args};
@@ -67,14 +72,17 @@ pub use descriptor::DescriptorBuilder;
 pub use result::{LinkBuilder, Part, ResultBuilder};
 pub use serde_json::{self, Value, json};
 
-/// Bindings generated from the WIT world `plugin` (imports `host`, exports
-/// `tool`). Most tools need only the re-exports at the crate root.
+/// Bindings generated from the WIT world `full` (imports `host`, exports
+/// `tool`, `prompts`, `resources` and `completion`). A plugin exported with
+/// [`export_plugin!`] exports the last three empty; one exported with
+/// [`export_full!`] offers what its [`Prompts`], [`Resources`] and
+/// [`Completion`] say. Most tools need only the re-exports at the crate root.
 pub mod bindings {
     wit_bindgen::generate!({
         path: "../../wit",
-        world: "plugin",
+        world: "full",
         pub_export_macro: true,
-        export_macro_name: "export_plugin_raw",
+        export_macro_name: "export_full_raw",
     });
 }
 
@@ -88,8 +96,8 @@ pub mod legacy_bindings {
         pub_export_macro: true,
         export_macro_name: "export_legacy_app_raw",
         with: {
-            "toolhost:plugin/types@0.1.0": crate::bindings::toolhost::plugin::types,
-            "toolhost:plugin/host@0.1.0": crate::bindings::toolhost::plugin::host,
+            "toolhost:plugin/types@0.2.0": crate::bindings::toolhost::plugin::types,
+            "toolhost:plugin/host@0.2.0": crate::bindings::toolhost::plugin::host,
         },
     });
 }
@@ -101,15 +109,32 @@ pub mod wit {
 
 pub use wit::{
     Annotations, CallContext, ContentPart, Datetime, ErrorCode, Metadata, NamespacedValue, Outcome,
-    Pagination, StoredLink, ToolDescriptor, ToolResult,
+    Pagination, StoredLink, ToolDescriptor, ToolError, ToolResult,
 };
 
-/// The trait a plugin implements: `describe` lists its tools, `call` runs one.
-///
-/// `arguments` is the JSON text of the arguments object, already validated by
-/// the host against the tool's input schema; read it with [`with_args`] or
-/// [`parse_args`]. Export the implementing type with [`export_plugin!`].
-pub use bindings::exports::toolhost::plugin::tool::Guest as Plugin;
+/// The WIT types of `toolhost:plugin/prompts`.
+pub mod prompts {
+    pub use crate::bindings::exports::toolhost::plugin::prompts::{
+        Prompt, PromptArgument, PromptDescriptor, PromptMessage, Role,
+    };
+}
+
+/// The WIT types of `toolhost:plugin/resources`.
+pub mod resources {
+    pub use crate::bindings::exports::toolhost::plugin::resources::{
+        Contents, ResourceDescriptor, TemplateDescriptor,
+    };
+    pub use crate::wit::ResourceBody;
+}
+
+/// The WIT types of `toolhost:plugin/completion`.
+pub mod completion {
+    pub use crate::bindings::exports::toolhost::plugin::completion::{
+        Argument, Reference, Suggestions,
+    };
+}
+
+pub use offers::{Completion, Plugin, Prompts, Resources, not_found};
 
 /// The trait an app in the legacy format implements: like [`Plugin`], but
 /// `call` returns the legacy envelope (`{"success": true, "data": ..}`) as a
@@ -117,8 +142,9 @@ pub use bindings::exports::toolhost::plugin::tool::Guest as Plugin;
 /// with [`export_legacy_app!`].
 pub use legacy_bindings::exports::toolhost::plugin::app::Guest as LegacyApp;
 
-/// Exports a type implementing [`Plugin`] as this component's `tool`
-/// interface. Use it once, at the root of the tool crate.
+/// Exports a type implementing [`Plugin`] as this component's tools, offering
+/// no prompts, resources or completions. Use it once, at the root of the tool
+/// crate.
 ///
 /// ```ignore
 /// toolhost_guest::export_plugin!(MyTools);
@@ -126,7 +152,75 @@ pub use legacy_bindings::exports::toolhost::plugin::app::Guest as LegacyApp;
 #[macro_export]
 macro_rules! export_plugin {
     ($ty:ident) => {
-        $crate::__export_plugin_impl!($ty with_types_in $crate::bindings);
+        impl $crate::Prompts for $ty {}
+        impl $crate::Resources for $ty {}
+        impl $crate::Completion for $ty {}
+        $crate::export_full!($ty);
+    };
+}
+
+/// Exports a type implementing [`Plugin`], [`Prompts`], [`Resources`] and
+/// [`Completion`] as this component's `tool`, `prompts`, `resources` and
+/// `completion` interfaces (world `full`). The last three have defaults that
+/// offer nothing: `impl Resources for MyTools {}` is a plugin without resources.
+///
+/// ```ignore
+/// toolhost_guest::export_full!(MyTools);
+/// ```
+#[macro_export]
+macro_rules! export_full {
+    ($ty:ident) => {
+        const _: () = {
+            use $crate::bindings::exports::toolhost::plugin as exports;
+            use ::std::string::String;
+            use ::std::vec::Vec;
+
+            impl exports::tool::Guest for $ty {
+                fn describe() -> Vec<$crate::ToolDescriptor> {
+                    <$ty as $crate::Plugin>::describe()
+                }
+                fn call(name: String, arguments: String, context: $crate::CallContext) -> $crate::ToolResult {
+                    <$ty as $crate::Plugin>::call(name, arguments, context)
+                }
+            }
+            impl exports::prompts::Guest for $ty {
+                fn describe() -> Vec<$crate::prompts::PromptDescriptor> {
+                    <$ty as $crate::Prompts>::describe_prompts()
+                }
+                fn get(
+                    name: String,
+                    arguments: Vec<(String, String)>,
+                    context: $crate::CallContext,
+                ) -> Result<$crate::prompts::Prompt, $crate::wit::ToolError> {
+                    <$ty as $crate::Prompts>::get_prompt(name, arguments, context)
+                }
+            }
+            impl exports::resources::Guest for $ty {
+                fn describe() -> Vec<$crate::resources::ResourceDescriptor> {
+                    <$ty as $crate::Resources>::describe_resources()
+                }
+                fn describe_templates() -> Vec<$crate::resources::TemplateDescriptor> {
+                    <$ty as $crate::Resources>::describe_templates()
+                }
+                fn read(
+                    uri: String,
+                    context: $crate::CallContext,
+                ) -> Result<Vec<$crate::resources::Contents>, $crate::wit::ToolError> {
+                    <$ty as $crate::Resources>::read_resource(uri, context)
+                }
+            }
+            impl exports::completion::Guest for $ty {
+                fn complete(
+                    reference: $crate::completion::Reference,
+                    argument: $crate::completion::Argument,
+                    resolved: Vec<(String, String)>,
+                    context: $crate::CallContext,
+                ) -> Result<$crate::completion::Suggestions, $crate::wit::ToolError> {
+                    <$ty as $crate::Completion>::complete(reference, argument, resolved, context)
+                }
+            }
+        };
+        $crate::__export_full_impl!($ty with_types_in $crate::bindings);
     };
 }
 

@@ -20,10 +20,12 @@ use std::time::Instant;
 
 use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, DiscoverResult,
-    Implementation, InitializeRequestParams, InitializeResult, ListToolsResult, LoggingLevel,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig, SetLevelRequestParams,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
+    CustomResult, DiscoverResult, GetPromptRequestParams, GetPromptResponse, Implementation,
+    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, LoggingLevel, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -35,7 +37,7 @@ use super::events;
 use super::limits;
 use super::prometheus::UNKNOWN_TOOL;
 use super::trace::{self, HttpSpan, RequestTrace};
-use super::{Server, TokenId, audit};
+use super::{Listener, Server, TokenId, audit};
 use crate::catalog::{self, Caller};
 use crate::render::{
     OutputMode, RenderContext, Rendering, Revision, ServerInfo, Target, format, mcp,
@@ -58,7 +60,7 @@ const SERVER: ServerInfo<'static> = ServerInfo {
 /// state behind it is shared.
 #[derive(Clone)]
 pub struct Session {
-    server: Arc<Server>,
+    pub(super) server: Arc<Server>,
     /// Where requests come from, and so who calls.
     transport: Transport,
     /// The level `logging/setLevel` chose; no guest log lines are sent before.
@@ -66,6 +68,8 @@ pub struct Session {
     /// Cancelled when the client's input ends (stdio), so open subscriptions end
     /// with it instead of holding the process up.
     input_closed: tokio_util::sync::CancellationToken,
+    /// The URIs this session subscribed to (`resources/subscribe`).
+    pub(super) subscriptions: Arc<Mutex<std::collections::BTreeSet<String>>>,
 }
 
 /// Where a session's requests come from.
@@ -85,6 +89,7 @@ impl Session {
             transport: Transport::Http,
             log_level: Arc::new(Mutex::new(None)),
             input_closed: tokio_util::sync::CancellationToken::new(),
+            subscriptions: Arc::default(),
         }
     }
 
@@ -102,7 +107,7 @@ impl Session {
     }
 }
 
-fn revision(ctx: &RequestContext<RoleServer>) -> Revision {
+pub(super) fn revision(ctx: &RequestContext<RoleServer>) -> Revision {
     ctx.protocol_version()
         .and_then(|v| v.to_string().parse().ok())
         // Streamable HTTP without a version header means 2025-03-26.
@@ -141,7 +146,7 @@ fn unknown_tool(name: &str) -> ErrorData {
 }
 
 impl Session {
-    fn caller(&self, ctx: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
+    pub(super) fn caller(&self, ctx: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
         caller_of(self.transport, parts(ctx))
     }
 
@@ -443,7 +448,17 @@ fn request_trace(
 impl ServerHandler for Session {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
-            ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_resources().enable_logging().build(),
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_prompts()
+                .enable_prompts_list_changed()
+                .enable_resources()
+                .enable_resources_list_changed()
+                .enable_resources_subscribe()
+                .enable_completions()
+                .enable_logging()
+                .build(),
         )
         .with_server_info(Implementation::new(SERVER.name, SERVER.version))
         .with_instructions("Tools run as sandboxed WebAssembly components. Large results come back as links; read them with resources/read.")
@@ -459,8 +474,11 @@ impl ServerHandler for Session {
             // Sessions that ended leave the list as new ones arrive, so it holds
             // the live sessions only, with or without catalog changes.
             let mut peers = self.server.peers.lock().expect("peers lock");
-            peers.retain(|peer| !peer.is_transport_closed());
-            peers.push(context.peer.clone());
+            peers.retain(|listener| !listener.peer.is_transport_closed());
+            peers.push(Listener {
+                peer: context.peer.clone(),
+                resources: self.subscriptions.clone(),
+            });
         }
         self.negotiate_initialize(&request)
     }
@@ -552,6 +570,30 @@ impl ServerHandler for Session {
         answer
     }
 
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        self.list_prompts_for(&context)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let trace = request_trace(
+            "prompts/get",
+            Some(&request.name),
+            &context.id.to_string(),
+            &context,
+        );
+        self.get_prompt_for(request, &context)
+            .instrument(trace.span)
+            .await
+    }
+
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
@@ -559,7 +601,63 @@ impl ServerHandler for Session {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = request.uri.to_string();
         let trace = request_trace("resources/read", None, &context.id.to_string(), &context);
+        let caller = self.caller(&context)?;
+        // Stored results live under the host's own scheme, which no plugin may use.
+        if self.server.catalog().offers_resource(&uri, &caller) {
+            return self
+                .read_offered(&uri, &caller, &context)
+                .instrument(trace.span)
+                .await;
+        }
         self.read_stored(uri, &context).instrument(trace.span).await
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscribe_for(request.uri, &context)
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.unsubscribe_for(&request.uri, &context)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.list_resources_for(&context)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.list_templates_for(&context)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let trace = request_trace(
+            "completion/complete",
+            None,
+            &context.id.to_string(),
+            &context,
+        );
+        self.complete_for(request, &context)
+            .instrument(trace.span)
+            .await
     }
     fn accepted_subscription_filter(
         &self,
@@ -569,7 +667,8 @@ impl ServerHandler for Session {
     }
 
     /// `subscriptions/listen` (2026-07-28): holds the stream open and sends
-    /// `notifications/tools/list_changed` whenever the catalog changes.
+    /// `notifications/tools/list_changed` whenever the catalog changes (and
+    /// `prompts/list_changed` when its prompts do).
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         let mut changes = self.server.changes.subscribe();
         loop {
@@ -577,10 +676,14 @@ impl ServerHandler for Session {
                 () = context.cancelled() => return Ok(()),
                 () = self.input_closed.cancelled() => return Ok(()),
                 change = changes.recv() => {
-                    if change.is_err() {
-                        return Ok(());
-                    }
+                    let Ok(change) = change else { return Ok(()) };
                     let _ = context.sink().notify_tool_list_changed().await;
+                    if change.prompts {
+                        let _ = context.sink().notify_prompt_list_changed().await;
+                    }
+                    if change.resources {
+                        let _ = context.sink().notify_resource_list_changed().await;
+                    }
                 }
             }
         }
@@ -592,7 +695,13 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
         // The handshake methods do not exist on 2026-07-28.
-        const HANDSHAKE_ONLY: [&str; 3] = ["initialize", "logging/setLevel", "ping"];
+        const HANDSHAKE_ONLY: [&str; 5] = [
+            "initialize",
+            "logging/setLevel",
+            "ping",
+            "resources/subscribe",
+            "resources/unsubscribe",
+        ];
         if revision(&context).is_stateless() && HANDSHAKE_ONLY.contains(&request.method.as_str()) {
             return Err(ErrorData::new(
                 rmcp::model::ErrorCode::METHOD_NOT_FOUND,
@@ -604,10 +713,17 @@ impl ServerHandler for Session {
             ));
         }
         // A known method lands here when its params do not parse.
-        const KNOWN: [&str; 6] = [
+        const KNOWN: [&str; 13] = [
+            "resources/subscribe",
+            "resources/unsubscribe",
             "tools/call",
             "tools/list",
+            "prompts/list",
+            "prompts/get",
             "resources/read",
+            "resources/list",
+            "resources/templates/list",
+            "completion/complete",
             "initialize",
             "logging/setLevel",
             "server/discover",

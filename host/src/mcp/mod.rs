@@ -17,7 +17,9 @@ pub mod http;
 pub mod limits;
 pub mod oauth;
 pub mod prometheus;
+mod prompts;
 pub mod reload;
+mod resources;
 mod sessions;
 mod token_guard;
 mod tools;
@@ -37,6 +39,22 @@ use crate::render::{Mapper, OutputMode};
 use crate::store::ResultStore;
 use tools::Listings;
 
+/// What a new catalog changed, for the list-changed notifications: the tools
+/// are announced at every change, the prompts and resources when theirs differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Change {
+    pub(crate) prompts: bool,
+    pub(crate) resources: bool,
+}
+
+/// A handshake-era session to notify: its peer, and the URIs it subscribed to
+/// (`resources/subscribe`).
+#[derive(Clone)]
+pub(crate) struct Listener {
+    pub(crate) peer: Peer<RoleServer>,
+    pub(crate) resources: Arc<Mutex<std::collections::BTreeSet<String>>>,
+}
+
 /// What every session shares.
 pub struct Server {
     /// The current catalog and its listings; hot load replaces both whole.
@@ -44,10 +62,11 @@ pub struct Server {
     pub(crate) mapper: Mapper,
     pub(crate) store: Arc<dyn ResultStore>,
     pub(crate) default_mode: OutputMode,
-    /// Handshake-era peers, for `notifications/tools/list_changed`.
-    pub(crate) peers: Mutex<Vec<Peer<RoleServer>>>,
+    /// Handshake-era peers and the resources each subscribed to, for the
+    /// list-changed and `resources/updated` notifications.
+    pub(crate) peers: Mutex<Vec<Listener>>,
     /// Wakes 2026-07-28 subscribers when the catalog changes.
-    pub(crate) changes: tokio::sync::broadcast::Sender<()>,
+    pub(crate) changes: tokio::sync::broadcast::Sender<Change>,
     /// The calls in flight, and whether a shutdown has begun.
     pub drain: drain::Drain,
     /// The rate limits' buckets.
@@ -139,20 +158,80 @@ impl Server {
     }
 
     /// Replaces the catalog and tells every client: `notifications/tools/list_changed`
-    /// to handshake-era sessions, and to 2026-07-28 `subscriptions/listen` streams.
+    /// (and `prompts/list_changed` when the prompts differ) to handshake-era
+    /// sessions, and to 2026-07-28 `subscriptions/listen` streams.
     pub async fn replace_catalog(&self, catalog: Arc<Catalog>) {
         let served = Arc::new(Served::new(catalog));
-        *self.served.write().expect("catalog lock") = served;
-        let peers: Vec<Peer<RoleServer>> = {
+        let before = std::mem::replace(
+            &mut *self.served.write().expect("catalog lock"),
+            served.clone(),
+        );
+        let change = Change {
+            prompts: prompt_list(&before.catalog) != prompt_list(&served.catalog),
+            resources: resource_list(&before.catalog) != resource_list(&served.catalog),
+        };
+        let listeners: Vec<Listener> = {
             let mut peers = self.peers.lock().expect("peers lock");
-            peers.retain(|peer| !peer.is_transport_closed());
+            peers.retain(|listener| !listener.peer.is_transport_closed());
             peers.clone()
         };
-        for peer in peers {
+        for listener in listeners {
+            let peer = &listener.peer;
             let _ = peer.notify_tool_list_changed().await;
+            if change.prompts {
+                let _ = peer.notify_prompt_list_changed().await;
+            }
+            if change.resources {
+                let _ = peer.notify_resource_list_changed().await;
+            }
+            let subscribed: Vec<String> = listener
+                .resources
+                .lock()
+                .expect("subscriptions lock")
+                .iter()
+                .cloned()
+                .collect();
+            for uri in subscribed {
+                if resource_owner(&before.catalog, &uri) != resource_owner(&served.catalog, &uri) {
+                    let _ = peer
+                        .notify_resource_updated(
+                            rmcp::model::ResourceUpdatedNotificationParam::new(uri),
+                        )
+                        .await;
+                }
+            }
         }
-        let _ = self.changes.send(());
+        let _ = self.changes.send(change);
     }
+}
+
+/// What the resource lists of `catalog` show, to tell whether they changed.
+fn resource_list(
+    catalog: &Catalog,
+) -> (
+    Vec<&crate::runtime::ResourceDescriptor>,
+    Vec<&crate::runtime::TemplateDescriptor>,
+) {
+    (
+        catalog.resources().iter().map(|r| &r.descriptor).collect(),
+        catalog.templates().iter().map(|t| &t.descriptor).collect(),
+    )
+}
+
+/// Which build of which plugin serves `uri` in `catalog`: a subscribed
+/// resource is updated when this changes (a plugin's resources change only
+/// with the plugin).
+fn resource_owner(catalog: &Catalog, uri: &str) -> Option<(String, String)> {
+    catalog.resource_owner(uri)
+}
+
+/// What a `prompts/list` of `catalog` shows, to tell whether it changed.
+fn prompt_list(catalog: &Catalog) -> Vec<(&str, &crate::runtime::PromptDescriptor)> {
+    catalog
+        .prompts()
+        .iter()
+        .map(|prompt| (prompt.name.as_str(), &prompt.descriptor))
+        .collect()
 }
 
 /// How a stdio session ended.

@@ -109,7 +109,7 @@ impl McpRenderer {
         out
     }
 
-    fn part(&self, index: usize, part: &ContentPart) -> ContentBlock {
+    pub(super) fn part(&self, index: usize, part: &ContentPart) -> ContentBlock {
         match part {
             ContentPart::Text { text, mime: None } => text_block(text.clone()),
             // Text blocks cannot say what kind of text they hold; from 2025-06-18

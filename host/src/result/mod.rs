@@ -18,9 +18,13 @@
 
 mod builder;
 mod namespace;
+mod prompt;
+mod resource;
 
 pub use builder::ToolResultBuilder;
 pub use namespace::{Extension, NamespaceError, validate_name, validate_namespace};
+pub use prompt::{Prompt, PromptMessage, Role};
+pub use resource::{Contents, Suggestions};
 
 use jiff::Timestamp;
 use serde_json::Value;
@@ -153,6 +157,14 @@ impl ToolResult {
     /// denied in a failure that followed).
     pub fn error_mut(&mut self) -> Option<&mut ToolError> {
         match &mut self.outcome {
+            Outcome::Success { .. } => None,
+            Outcome::Failure(error) => Some(error),
+        }
+    }
+
+    /// The error of a failure, taken out of the result.
+    pub fn into_error(self) -> Option<ToolError> {
+        match self.outcome {
             Outcome::Success { .. } => None,
             Outcome::Failure(error) => Some(error),
         }

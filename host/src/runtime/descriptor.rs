@@ -1,7 +1,10 @@
-//! What a plugin says about its tools, parsed from the WIT `tool-descriptor`.
+//! What a plugin says about its tools, prompts and resources, parsed from the
+//! WIT descriptors.
 
 use serde_json::Value;
 
+use super::bindings::v0_2::prompts as wit_prompts;
+use super::bindings::v0_2::resources as wit_resources;
 use super::bindings::wit_types;
 
 /// A tool as its plugin describes it.
@@ -62,5 +65,106 @@ impl ToolDescriptor {
             required_privileges: wit.required_privileges,
             required_client_capabilities: wit.required_client_capabilities,
         })
+    }
+}
+
+/// A prompt as its plugin describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptDescriptor {
+    pub name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub arguments: Vec<PromptArgument>,
+    pub required_privileges: Vec<String>,
+}
+
+/// One argument of a prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptArgument {
+    pub name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub required: bool,
+}
+
+impl PromptDescriptor {
+    /// Takes a WIT prompt descriptor; each argument must be named once.
+    ///
+    /// # Errors
+    ///
+    /// A message naming the prompt and the argument named twice.
+    pub fn from_wit(wit: wit_prompts::PromptDescriptor) -> Result<PromptDescriptor, String> {
+        let mut arguments: Vec<PromptArgument> = Vec::with_capacity(wit.arguments.len());
+        for argument in wit.arguments {
+            if arguments.iter().any(|a| a.name == argument.name) {
+                return Err(format!(
+                    "prompt {:?}: the argument {:?} is described twice",
+                    wit.name, argument.name
+                ));
+            }
+            arguments.push(PromptArgument {
+                name: argument.name,
+                title: argument.title,
+                description: argument.description,
+                required: argument.required,
+            });
+        }
+        Ok(PromptDescriptor {
+            name: wit.name,
+            title: wit.title,
+            description: wit.description,
+            arguments,
+            required_privileges: wit.required_privileges,
+        })
+    }
+}
+
+/// A resource with a fixed URI, as its plugin describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceDescriptor {
+    pub uri: String,
+    pub name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub mime: Option<String>,
+    pub size: Option<u64>,
+    pub required_privileges: Vec<String>,
+}
+
+/// A family of resources under a URI template, as its plugin describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateDescriptor {
+    pub uri_template: String,
+    pub name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub mime: Option<String>,
+    pub required_privileges: Vec<String>,
+}
+
+impl From<wit_resources::ResourceDescriptor> for ResourceDescriptor {
+    fn from(wit: wit_resources::ResourceDescriptor) -> Self {
+        ResourceDescriptor {
+            uri: wit.uri,
+            name: wit.name,
+            title: wit.title,
+            description: wit.description,
+            mime: wit.mime,
+            size: wit.size,
+            required_privileges: wit.required_privileges,
+        }
+    }
+}
+
+impl From<wit_resources::TemplateDescriptor> for TemplateDescriptor {
+    fn from(wit: wit_resources::TemplateDescriptor) -> Self {
+        TemplateDescriptor {
+            uri_template: wit.uri_template,
+            name: wit.name,
+            title: wit.title,
+            description: wit.description,
+            mime: wit.mime,
+            required_privileges: wit.required_privileges,
+        }
     }
 }

@@ -94,32 +94,7 @@ pub fn result_bytes(wit: &wit_types::ToolResult) -> u64 {
         wit_types::Outcome::Success(data) => opt(data),
         wit_types::Outcome::Failure(error) => len(&error.message) + opt(&error.details),
     };
-    let content: u64 = wit
-        .content
-        .iter()
-        .map(|part| {
-            ELEMENT_BYTES
-                + match part {
-                    wit_types::ContentPart::Text(t) => len(&t.text) + opt(&t.mime),
-                    wit_types::ContentPart::Binary(b) => b.data.len() as u64 + len(&b.mime),
-                    wit_types::ContentPart::ResourceLink(l) => {
-                        len(&l.uri)
-                            + len(&l.name)
-                            + opt(&l.title)
-                            + opt(&l.description)
-                            + opt(&l.mime)
-                    }
-                    wit_types::ContentPart::EmbeddedResource(r) => {
-                        len(&r.uri)
-                            + opt(&r.mime)
-                            + match &r.body {
-                                wit_types::ResourceBody::Text(text) => len(text),
-                                wit_types::ResourceBody::Bytes(bytes) => bytes.len() as u64,
-                            }
-                    }
-                }
-        })
-        .sum();
+    let content: u64 = wit.content.iter().map(part_bytes).sum();
     let links: u64 = wit
         .stored_links
         .iter()
@@ -141,6 +116,29 @@ pub fn result_bytes(wit: &wit_types::ToolResult) -> u64 {
             .pagination
             .as_ref()
             .map_or(0, |p| opt(&p.next_cursor))
+}
+
+/// What one content part counts for in [`result_bytes`]: [`ELEMENT_BYTES`] and
+/// the bytes of its strings and lists.
+pub fn part_bytes(part: &wit_types::ContentPart) -> u64 {
+    let len = |s: &String| s.len() as u64;
+    let opt = |s: &Option<String>| s.as_ref().map_or(0, len);
+    ELEMENT_BYTES
+        + match part {
+            wit_types::ContentPart::Text(t) => len(&t.text) + opt(&t.mime),
+            wit_types::ContentPart::Binary(b) => b.data.len() as u64 + len(&b.mime),
+            wit_types::ContentPart::ResourceLink(l) => {
+                len(&l.uri) + len(&l.name) + opt(&l.title) + opt(&l.description) + opt(&l.mime)
+            }
+            wit_types::ContentPart::EmbeddedResource(r) => {
+                len(&r.uri)
+                    + opt(&r.mime)
+                    + match &r.body {
+                        wit_types::ResourceBody::Text(text) => len(text),
+                        wit_types::ResourceBody::Bytes(bytes) => bytes.len() as u64,
+                    }
+            }
+        }
 }
 
 impl From<wit_types::ErrorCode> for ErrorCode {

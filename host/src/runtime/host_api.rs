@@ -4,8 +4,12 @@
 //! `max_progress_bytes`). The import always returns normally; what goes over the
 //! budget is dropped (neither logged nor sent), and the call ends as
 //! `resource_limit` naming the budget, whatever the guest returns.
+//!
+//! Both packages import the same `host` interface under their own names; the
+//! `0.2.0` one is this same implementation.
 
-use super::bindings::plugin::toolhost::plugin::{host, types};
+use super::bindings::v0_1::plugin::toolhost::plugin::{host, types};
+use super::bindings::v0_2::full::toolhost::plugin::host as host_0_2;
 use super::state::{CallState, GuestEvent, LOG_LINES_PER_CALL, LogLevel};
 
 impl types::Host for CallState {}
@@ -78,5 +82,31 @@ impl host::Host for CallState {
 
     async fn get_config(&mut self, key: String) -> wasmtime::Result<Option<String>> {
         Ok(self.config.get(&key).cloned())
+    }
+}
+
+impl host_0_2::Host for CallState {
+    async fn log(&mut self, level: host_0_2::LogLevel, message: String) -> wasmtime::Result<()> {
+        let level = match level {
+            host_0_2::LogLevel::Trace => host::LogLevel::Trace,
+            host_0_2::LogLevel::Debug => host::LogLevel::Debug,
+            host_0_2::LogLevel::Info => host::LogLevel::Info,
+            host_0_2::LogLevel::Warn => host::LogLevel::Warn,
+            host_0_2::LogLevel::Error => host::LogLevel::Error,
+        };
+        host::Host::log(self, level, message).await
+    }
+
+    async fn progress(
+        &mut self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> wasmtime::Result<()> {
+        host::Host::progress(self, progress, total, message).await
+    }
+
+    async fn get_config(&mut self, key: String) -> wasmtime::Result<Option<String>> {
+        host::Host::get_config(self, key).await
     }
 }

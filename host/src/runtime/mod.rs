@@ -9,6 +9,7 @@
 
 pub mod bindings;
 mod cache;
+mod contract;
 mod descriptor;
 mod engine;
 mod events;
@@ -19,6 +20,7 @@ mod http;
 mod in_flight;
 mod lookup;
 mod network;
+mod offers;
 mod output;
 mod plugin;
 mod policy;
@@ -27,13 +29,18 @@ mod state;
 mod webhook;
 
 pub use cache::{Origin, ScratchDir, ensure_private_dir};
-pub use descriptor::{Annotations, ToolDescriptor};
+pub use contract::{Contract, Version};
+pub use descriptor::{
+    Annotations, PromptArgument, PromptDescriptor, ResourceDescriptor, TemplateDescriptor,
+    ToolDescriptor,
+};
 pub use engine::{EPOCH_TICK, EngineSettings};
 pub use events::{Empty, EventReceiver, EventSender, GuestEvent, LogLevel, event_channel};
 pub use faults::{host_failure, with_call_id};
 pub use guest_result::MalformedResult;
 pub use in_flight::ResultsInFlight;
 pub use network::NetworkPolicy;
+pub use offers::{CompletionRef, MAX_COMPLETION_VALUES};
 pub use plugin::{CallContext, Plugin, call_budget};
 pub use policy::{Capabilities, PolicyError};
 pub use state::{BudgetHit, TABLE_ELEMENT_BYTES};
@@ -45,20 +52,15 @@ use std::sync::Arc;
 use tokio::sync::Semaphore;
 use tracing::Instrument as _;
 use wasmtime::Engine;
-use wasmtime::component::{Component, Linker};
+use wasmtime::component::Linker;
 
-use crate::config::{PluginConfig, World};
-use bindings::legacy_app::{LegacyApp, LegacyAppPre};
-use bindings::plugin::{Plugin as PluginWorld, PluginPre};
+use crate::config::PluginConfig;
 use cache::CompileCache;
+use contract::Ready;
 use engine::EpochTicker;
 use http::HttpTls;
-use plugin::Ready;
 use state::CallState;
 
-/// The export that marks each world.
-const TOOL_EXPORT: &str = "toolhost:plugin/tool@0.1.0";
-const APP_EXPORT: &str = "toolhost:plugin/app@0.1.0";
 /// The import of a component that sends HTTP requests (any 0.2 version).
 pub const HTTP_IMPORT: &str = "wasi:http/outgoing-handler@0.2";
 
@@ -102,9 +104,13 @@ impl Runtime {
         sockets::add_to_linker(&mut linker)?;
         // Name lookups only for the names a plugin's rules name.
         lookup::add_to_linker(&mut linker)?;
-        PluginWorld::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| {
-            state
-        })?;
+        // The `host` import of each package version, one implementation.
+        type Own = wasmtime::component::HasSelf<CallState>;
+        bindings::v0_1::plugin::Plugin::add_to_linker::<_, Own>(&mut linker, |state| state)?;
+        bindings::v0_2::full::toolhost::plugin::host::add_to_linker::<_, Own>(
+            &mut linker,
+            |state| state,
+        )?;
         let cache = CompileCache::new(cache_dir, &engine).map_err(wasmtime::Error::msg)?;
         let ticker = Arc::new(EpochTicker::start(&engine));
         Ok(Runtime {
@@ -176,7 +182,8 @@ impl Runtime {
                 .map_err(|e| error(format!("compiling failed: {e}")))?
                 .map_err(|e| error(format!("{e:#}")))?;
         compiling.record("toolhost.from_cache", origin == cache::Origin::Cached);
-        let world = detect_world(&self.engine, &component).map_err(error)?;
+        let contract = Contract::detect(&self.engine, &component).map_err(error)?;
+        let world = contract.world;
         let imports_http = component
             .component_type()
             .imports(&self.engine)
@@ -194,14 +201,7 @@ impl Runtime {
             .linker
             .instantiate_pre(&component)
             .map_err(|e| error(format!("cannot be linked: {e:#}")))?;
-        let ready = match world {
-            World::Plugin => {
-                Ready::Plugin(PluginPre::new(pre).map_err(|e| error(format!("{e:#}")))?)
-            }
-            World::LegacyApp => {
-                Ready::LegacyApp(LegacyAppPre::new(pre).map_err(|e| error(format!("{e:#}")))?)
-            }
-        };
+        let ready = Ready::new(pre, contract).map_err(error)?;
         let capabilities = Capabilities::configure(
             &config.name,
             &config.policy,
@@ -211,7 +211,7 @@ impl Runtime {
         .map_err(|e| error(e.to_string()))?;
         let mut plugin = Plugin {
             name: Arc::from(config.name.as_str()),
-            world,
+            contract,
             engine: self.engine.clone(),
             _ticker: self.ticker.clone(),
             ready,
@@ -220,6 +220,9 @@ impl Runtime {
             meters_fuel: self.meters_fuel,
             results: self.results.clone(),
             tools: Vec::new(),
+            prompts: Vec::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
             origin,
             digest,
             imports_http,
@@ -229,10 +232,19 @@ impl Runtime {
             .await
             .map_err(|e| error(format!("describe() failed: {e:#}")))?;
         plugin.tools = described
+            .tools
             .into_iter()
             .map(ToolDescriptor::from_wit)
             .collect::<Result<_, _>>()
             .map_err(error)?;
+        plugin.prompts = described
+            .prompts
+            .into_iter()
+            .map(PromptDescriptor::from_wit)
+            .collect::<Result<_, _>>()
+            .map_err(error)?;
+        plugin.resources = described.resources.into_iter().map(Into::into).collect();
+        plugin.templates = described.templates.into_iter().map(Into::into).collect();
         Ok(plugin)
     }
 }
@@ -260,30 +272,3 @@ impl Runtime {
         Ok(())
     }
 }
-
-/// Which of the two worlds `component` implements, by its exports.
-fn detect_world(engine: &Engine, component: &Component) -> Result<World, String> {
-    let exports: Vec<String> = component
-        .component_type()
-        .exports(engine)
-        .map(|(name, _)| name.to_owned())
-        .collect();
-    if exports.iter().any(|e| e == TOOL_EXPORT) {
-        Ok(World::Plugin)
-    } else if exports.iter().any(|e| e == APP_EXPORT) {
-        Ok(World::LegacyApp)
-    } else {
-        Err(format!(
-            "exports neither {TOOL_EXPORT} (world plugin) nor {APP_EXPORT} (world legacy-app); it exports: {}. Build it against wit/ of this toolhost",
-            if exports.is_empty() {
-                "nothing".to_owned()
-            } else {
-                exports.join(", ")
-            }
-        ))
-    }
-}
-
-// `LegacyApp` is named so the link between the world and its bindings is visible.
-#[allow(dead_code)]
-type _LegacyAppBindings = LegacyApp;

@@ -6,15 +6,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tokio::sync::Semaphore;
-use tracing::Instrument as _;
 use wasmtime::component::{ResourceTable, ResourceTableError};
 use wasmtime::{Engine, Store, UpdateDeadline};
 
-use super::bindings::legacy_app::LegacyAppPre;
-use super::bindings::plugin::PluginPre;
 use super::bindings::{to_wit_datetime, wit_types};
 use super::cache::Origin;
-use super::descriptor::ToolDescriptor;
+use super::contract::{Answer, Contract, Described, Ready, Version};
+use super::descriptor::{PromptDescriptor, ResourceDescriptor, TemplateDescriptor, ToolDescriptor};
 use super::engine::EPOCH_TICK;
 use super::faults::{DeadlineExceeded, FaultContext, fault, host_failure, refused};
 use super::guest_result::result_bytes;
@@ -45,12 +43,6 @@ fn is_seal_refusal(error: &wasmtime::Error) -> bool {
     }
 }
 
-/// The component, linked and ready to instantiate, in its world.
-pub(super) enum Ready {
-    Plugin(PluginPre<CallState>),
-    LegacyApp(LegacyAppPre<CallState>),
-}
-
 /// Who calls and which request this is, as the guest sees it.
 #[derive(Debug, Clone, Default)]
 pub struct CallContext {
@@ -65,7 +57,7 @@ pub struct CallContext {
 /// A plugin ready to serve calls.
 pub struct Plugin {
     pub(super) name: Arc<str>,
-    pub(super) world: World,
+    pub(super) contract: Contract,
     pub(super) engine: Engine,
     /// Keeps the epoch advancing while the plugin lives, so its deadlines fire
     /// even after the [`super::Runtime`] that loaded it is gone.
@@ -80,6 +72,9 @@ pub struct Plugin {
     /// The host-wide budget of result bytes in flight.
     pub(super) results: ResultsInFlight,
     pub(super) tools: Vec<ToolDescriptor>,
+    pub(super) prompts: Vec<PromptDescriptor>,
+    pub(super) resources: Vec<ResourceDescriptor>,
+    pub(super) templates: Vec<TemplateDescriptor>,
     pub(super) origin: Origin,
     /// The SHA-256 of the component's bytes, in hex.
     pub(super) digest: String,
@@ -87,10 +82,14 @@ pub struct Plugin {
     pub(super) imports_http: bool,
 }
 
-/// What a guest answered, lifted out of its instance.
-enum Answer {
-    Plugin(Box<wit_types::ToolResult>),
-    App(String),
+/// What a guest answered in [`Plugin::run`], with the call's deadline and what
+/// the policy denied it; the instance slot is held while this lives.
+pub(super) struct Ran<'a, T> {
+    pub(super) value: T,
+    pub(super) deadline: Instant,
+    pub(super) denials: Vec<String>,
+    _slot: tokio::sync::SemaphorePermit<'a>,
+    _in_use: InUse,
 }
 
 /// A store set up for one call, and what observes it.
@@ -108,7 +107,12 @@ impl Plugin {
     }
 
     pub fn world(&self) -> World {
-        self.world
+        self.contract.world
+    }
+
+    /// The version of the `toolhost:plugin` package the component was built against.
+    pub fn package_version(&self) -> Version {
+        self.contract.version
     }
 
     /// The tools the plugin described when it was loaded.
@@ -137,19 +141,32 @@ impl Plugin {
         self.origin == Origin::Cached
     }
 
-    /// Runs `tool` with `arguments` (JSON text) in a fresh instance. Never fails:
-    /// a fault in the sandbox becomes a coded failure result.
-    pub async fn call(
+    /// The guest's view of the call `ctx`: who calls, and when the host stops it.
+    pub(super) fn wit_context(&self, ctx: &CallContext) -> wit_types::CallContext {
+        wit_types::CallContext {
+            caller: ctx.caller.clone(),
+            request_id: ctx.request_id.clone(),
+            deadline: jiff::Timestamp::now()
+                .checked_add(self.capabilities.timeout)
+                .ok()
+                .map(to_wit_datetime),
+        }
+    }
+
+    /// Runs `work` in a fresh store for `what` (a tool's name, or what else the
+    /// guest is asked for), within the plugin's instance slots, deadline and
+    /// budgets. A fault, a budget hit or no free slot becomes the coded failure
+    /// the caller gets.
+    pub(super) async fn run<T>(
         &self,
-        tool: &str,
-        arguments: &str,
-        ctx: &CallContext,
+        what: &str,
         events: Option<EventSender>,
-    ) -> ToolResult {
+        work: impl AsyncFnOnce(&mut Store<CallState>) -> wasmtime::Result<T>,
+    ) -> Result<Ran<'_, T>, ToolResult> {
         let timeout = self.capabilities.timeout;
-        let Ok(Ok(_slot)) = tokio::time::timeout(timeout, self.slots.acquire()).await else {
+        let Ok(Ok(slot)) = tokio::time::timeout(timeout, self.slots.acquire()).await else {
             refused("max_instances", &self.name);
-            return host_failure(
+            return Err(host_failure(
                 ErrorCode::ResourceLimit,
                 format!(
                     "All {} instances of this plugin stayed busy for {} ms.",
@@ -157,80 +174,70 @@ impl Plugin {
                     timeout.as_millis()
                 ),
                 &self.name,
-                tool,
+                what,
                 json!({ "maxInstances": self.capabilities.max_instances }),
-            );
+            ));
         };
-        let _in_use = InUse::new(&self.name);
-        let mut sandbox = match self.sandbox(tool, events) {
+        let in_use = InUse::new(&self.name);
+        let mut sandbox = match self.sandbox(what, events) {
             Ok(sandbox) => sandbox,
-            Err(error) => return self.finish_fault(tool, &error, None),
-        };
-        let context = wit_types::CallContext {
-            caller: ctx.caller.clone(),
-            request_id: ctx.request_id.clone(),
-            deadline: jiff::Timestamp::now()
-                .checked_add(timeout)
-                .ok()
-                .map(to_wit_datetime),
-        };
-        let (tool_name, arguments) = (tool.to_owned(), arguments.to_owned());
-        let store = &mut sandbox.store;
-        // DEBUG spans: created only when traces are on or the log asks for them.
-        let instantiating = tracing::debug_span!("instantiate", toolhost.plugin = %self.name);
-        let guest =
-            tracing::debug_span!("guest", toolhost.plugin = %self.name, gen_ai.tool.name = tool);
-        let traced = !instantiating.is_disabled();
-        let run = async {
-            match &self.ready {
-                Ready::Plugin(pre) => {
-                    let instance = pre
-                        .instantiate_async(&mut *store)
-                        .instrument(instantiating)
-                        .await?;
-                    let answer = instance
-                        .toolhost_plugin_tool()
-                        .call_call(&mut *store, &tool_name, &arguments, &context)
-                        .instrument(guest)
-                        .await?;
-                    Ok::<_, wasmtime::Error>(Answer::Plugin(Box::new(answer)))
-                }
-                Ready::LegacyApp(pre) => {
-                    let instance = pre
-                        .instantiate_async(&mut *store)
-                        .instrument(instantiating)
-                        .await?;
-                    let answer = instance
-                        .toolhost_plugin_app()
-                        .call_call(&mut *store, &tool_name, &arguments, &context)
-                        .instrument(guest)
-                        .await?;
-                    Ok(Answer::App(answer))
-                }
-            }
+            Err(error) => return Err(self.finish_fault(what, &error, None)),
         };
         let started = std::time::Instant::now();
-        let outcome = Self::bounded(sandbox.deadline, run).await;
-        if traced {
-            // The instance's time, on the call's span.
-            let ms = started.elapsed().as_micros() as f64 / 1000.0;
-            tracing::Span::current().record("toolhost.instance_ms", ms);
-        }
+        let outcome = Self::bounded(sandbox.deadline, work(&mut sandbox.store)).await;
+        // The instance's time, on the call's span (a no-op where it has no such field).
+        let ms = started.elapsed().as_micros() as f64 / 1000.0;
+        tracing::Span::current().record("toolhost.instance_ms", ms);
         sandbox.stdout.finish();
         sandbox.stderr.finish();
-        let answer = match outcome {
-            Ok(answer) => answer,
-            Err(error) => return self.finish_fault(tool, &error, Some(&sandbox)),
+        let value = match outcome {
+            Ok(value) => value,
+            Err(error) => return Err(self.finish_fault(what, &error, Some(&sandbox))),
         };
         // A budget of the host imports that was hit fails the call, however the
         // guest went on.
         if let Some(hit) = sandbox.store.data().first_budget_hit() {
-            return self.budget_failure(tool, &hit);
+            return Err(self.budget_failure(what, &hit));
         }
-        let deadline = sandbox.deadline;
         let denials = sandbox.denials.lock().expect("denials lock").clone();
-        // The instance (and its memory) is no longer needed: the answer is lifted.
-        drop(sandbox);
+        Ok(Ran {
+            value,
+            deadline: sandbox.deadline,
+            denials,
+            _slot: slot,
+            _in_use: in_use,
+        })
+    }
+
+    /// Runs `tool` with `arguments` (JSON text) in a fresh instance. Never fails:
+    /// a fault in the sandbox becomes a coded failure result.
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: String,
+        ctx: &CallContext,
+        events: Option<EventSender>,
+    ) -> ToolResult {
+        let context = self.wit_context(ctx);
+        // DEBUG spans: created only when traces are on or the log asks for them.
+        let instantiating = tracing::debug_span!("instantiate", toolhost.plugin = %self.name);
+        let guest =
+            tracing::debug_span!("guest", toolhost.plugin = %self.name, gen_ai.tool.name = tool);
+        let spans = (instantiating, guest);
+        let ran = self
+            .run(tool, events, async |store| {
+                self.ready
+                    .call(store, tool, &arguments, &context, spans)
+                    .await
+            })
+            .await;
+        // The instance (and its memory) is gone: the answer is lifted. The slot
+        // (the rest of `ran`) is held until the answer is converted.
+        let ran = match ran {
+            Ok(ran) => ran,
+            Err(failure) => return failure,
+        };
+        let (answer, deadline, denials) = (ran.value, ran.deadline, ran.denials);
         let size = match &answer {
             Answer::Plugin(wit) => result_bytes(wit),
             Answer::App(text) => text.len() as u64,
@@ -289,7 +296,7 @@ impl Plugin {
     }
 
     /// The `resource_limit` result of a call that went over the budget `hit`.
-    fn budget_failure(&self, tool: &str, hit: &BudgetHit) -> ToolResult {
+    pub(super) fn budget_failure(&self, tool: &str, hit: &BudgetHit) -> ToolResult {
         refused(hit.key, &self.name);
         tracing::warn!(plugin = %self.name, tool, budget = hit.key, error.type = "resource_limit", "{}", hit.message);
         host_failure(
@@ -310,7 +317,7 @@ impl Plugin {
     /// wasmtime reports that as is and builds the image again at the next
     /// instantiation. So a seal refusal is retried a few times here, before it
     /// would fail the load; calls never meet it, as the images exist by then.
-    pub(super) async fn describe(&self) -> wasmtime::Result<Vec<wit_types::ToolDescriptor>> {
+    pub(super) async fn describe(&self) -> wasmtime::Result<Described> {
         let mut attempt = 1;
         loop {
             match self.describe_once().await {
@@ -324,27 +331,10 @@ impl Plugin {
         }
     }
 
-    async fn describe_once(&self) -> wasmtime::Result<Vec<wit_types::ToolDescriptor>> {
+    async fn describe_once(&self) -> wasmtime::Result<Described> {
         let mut sandbox = self.sandbox("describe", None)?;
         let store = &mut sandbox.store;
-        let run = async {
-            match &self.ready {
-                Ready::Plugin(pre) => {
-                    let instance = pre.instantiate_async(&mut *store).await?;
-                    instance
-                        .toolhost_plugin_tool()
-                        .call_describe(&mut *store)
-                        .await
-                }
-                Ready::LegacyApp(pre) => {
-                    let instance = pre.instantiate_async(&mut *store).await?;
-                    instance
-                        .toolhost_plugin_app()
-                        .call_describe(&mut *store)
-                        .await
-                }
-            }
-        };
+        let run = self.ready.describe(store);
         let outcome = Self::bounded(sandbox.deadline, run).await;
         sandbox.stdout.finish();
         sandbox.stderr.finish();

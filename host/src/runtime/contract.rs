@@ -1,0 +1,346 @@
+//! Which contract a component implements, and how to call it: the package
+//! version it was built against (`toolhost:plugin@0.1.0` or `@0.2.0`), its world
+//! (`plugin` or `legacy-app`), and the export indices of each interface it
+//! offers, looked up once at load.
+//!
+//! A `0.2.0` component may export `prompts`, `resources` and `completion` beside
+//! `tool` (or `app`); each is optional, and one that is exported must have the
+//! shape of the package, or the component is refused at load.
+
+use tracing::Instrument as _;
+use wasmtime::Engine;
+use wasmtime::Store;
+use wasmtime::component::{Component, InstancePre};
+
+use super::bindings::v0_2::{completion, prompts, resources};
+use super::bindings::{v0_1, v0_2, wit_types};
+use super::state::CallState;
+use crate::config::World;
+
+/// A version of the `toolhost:plugin` package.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Version {
+    /// The first: tools and legacy apps only (frozen in `wit/0.1.0/`).
+    V0_1,
+    /// Adds the optional exports `prompts`, `resources` and `completion`.
+    V0_2,
+}
+
+impl Version {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Version::V0_1 => "0.1.0",
+            Version::V0_2 => "0.2.0",
+        }
+    }
+}
+
+/// The world and the package version of a component, by its exports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Contract {
+    pub world: World,
+    pub version: Version,
+}
+
+impl Contract {
+    /// What `component` implements.
+    ///
+    /// # Errors
+    ///
+    /// When it exports neither `tool` nor `app` of a known version, with the
+    /// list of what it does export.
+    pub fn detect(engine: &Engine, component: &Component) -> Result<Contract, String> {
+        let exports: Vec<String> = component
+            .component_type()
+            .exports(engine)
+            .map(|(name, _)| name.to_owned())
+            .collect();
+        let has = |name: &str| exports.iter().any(|e| e == name);
+        for version in [Version::V0_2, Version::V0_1] {
+            let v = version.as_str();
+            if has(&format!("toolhost:plugin/tool@{v}")) {
+                return Ok(Contract {
+                    world: World::Plugin,
+                    version,
+                });
+            }
+            if has(&format!("toolhost:plugin/app@{v}")) {
+                return Ok(Contract {
+                    world: World::LegacyApp,
+                    version,
+                });
+            }
+        }
+        Err(format!(
+            "exports neither toolhost:plugin/tool (world plugin) nor toolhost:plugin/app (world legacy-app) of version 0.2.0 or 0.1.0; it exports: {}. Build it against wit/ of this toolhost",
+            if exports.is_empty() {
+                "nothing".to_owned()
+            } else {
+                exports.join(", ")
+            }
+        ))
+    }
+}
+
+/// The entry point of each contract.
+enum Entry {
+    Tool01(v0_1::plugin::exports::toolhost::plugin::tool::GuestIndices),
+    App01(v0_1::legacy_app::exports::toolhost::plugin::app::GuestIndices),
+    Tool02(v0_2::full::exports::toolhost::plugin::tool::GuestIndices),
+    App02(v0_2::legacy_app::exports::toolhost::plugin::app::GuestIndices),
+}
+
+/// What a component describes at load, as the bindings lift it.
+pub(super) struct Described {
+    pub(super) tools: Vec<wit_types::ToolDescriptor>,
+    pub(super) prompts: Vec<prompts::PromptDescriptor>,
+    pub(super) resources: Vec<resources::ResourceDescriptor>,
+    pub(super) templates: Vec<resources::TemplateDescriptor>,
+}
+
+/// What a guest answered a call, lifted out of its instance.
+pub(super) enum Answer {
+    Plugin(Box<wit_types::ToolResult>),
+    App(String),
+}
+
+/// A component, linked and ready to instantiate, with the indices of what it
+/// exports.
+pub(super) struct Ready {
+    pre: InstancePre<CallState>,
+    entry: Entry,
+    prompts: Option<prompts::GuestIndices>,
+    resources: Option<resources::GuestIndices>,
+    completion: Option<completion::GuestIndices>,
+}
+
+impl Ready {
+    /// Looks up the exports of `contract` in `pre`.
+    ///
+    /// # Errors
+    ///
+    /// When an export the component has does not have the package's shape.
+    pub(super) fn new(pre: InstancePre<CallState>, contract: Contract) -> Result<Ready, String> {
+        let v = contract.version.as_str();
+        let wrong = |interface: &'static str| {
+            move |e: wasmtime::Error| {
+                format!(
+                    "its export toolhost:plugin/{interface}@{v} does not match the WIT of this toolhost: {e:#}"
+                )
+            }
+        };
+        let entry = match (contract.world, contract.version) {
+            (World::Plugin, Version::V0_1) => Entry::Tool01(
+                v0_1::plugin::exports::toolhost::plugin::tool::GuestIndices::new(&pre)
+                    .map_err(wrong("tool"))?,
+            ),
+            (World::LegacyApp, Version::V0_1) => Entry::App01(
+                v0_1::legacy_app::exports::toolhost::plugin::app::GuestIndices::new(&pre)
+                    .map_err(wrong("app"))?,
+            ),
+            (World::Plugin, Version::V0_2) => Entry::Tool02(
+                v0_2::full::exports::toolhost::plugin::tool::GuestIndices::new(&pre)
+                    .map_err(wrong("tool"))?,
+            ),
+            (World::LegacyApp, Version::V0_2) => Entry::App02(
+                v0_2::legacy_app::exports::toolhost::plugin::app::GuestIndices::new(&pre)
+                    .map_err(wrong("app"))?,
+            ),
+        };
+        let exports = |interface: &str| {
+            contract.version == Version::V0_2
+                && pre
+                    .component()
+                    .get_export_index(None, format!("toolhost:plugin/{interface}@0.2.0"))
+                    .is_some()
+        };
+        let prompts = match exports("prompts") {
+            true => Some(prompts::GuestIndices::new(&pre).map_err(wrong("prompts"))?),
+            false => None,
+        };
+        let resources = match exports("resources") {
+            true => Some(resources::GuestIndices::new(&pre).map_err(wrong("resources"))?),
+            false => None,
+        };
+        let completion = match exports("completion") {
+            true => Some(completion::GuestIndices::new(&pre).map_err(wrong("completion"))?),
+            false => None,
+        };
+        Ok(Ready {
+            pre,
+            entry,
+            prompts,
+            resources,
+            completion,
+        })
+    }
+
+    /// A fresh instance in `store`.
+    pub(super) async fn instantiate(
+        &self,
+        store: &mut Store<CallState>,
+    ) -> wasmtime::Result<wasmtime::component::Instance> {
+        self.pre.instantiate_async(store).await
+    }
+
+    /// What the component describes (its tools, and what else it exports),
+    /// from one fresh instance.
+    pub(super) async fn describe(
+        &self,
+        store: &mut Store<CallState>,
+    ) -> wasmtime::Result<Described> {
+        let instance = self.instantiate(store).await?;
+        let tools = match &self.entry {
+            Entry::Tool01(tool) => {
+                tool.load(&mut *store, &instance)?
+                    .call_describe(&mut *store)
+                    .await?
+            }
+            Entry::App01(app) => {
+                app.load(&mut *store, &instance)?
+                    .call_describe(&mut *store)
+                    .await?
+            }
+            Entry::Tool02(tool) => {
+                tool.load(&mut *store, &instance)?
+                    .call_describe(&mut *store)
+                    .await?
+            }
+            Entry::App02(app) => {
+                app.load(&mut *store, &instance)?
+                    .call_describe(&mut *store)
+                    .await?
+            }
+        };
+        let prompts = match &self.prompts {
+            Some(prompts) => {
+                prompts
+                    .load(&mut *store, &instance)?
+                    .call_describe(&mut *store)
+                    .await?
+            }
+            None => Vec::new(),
+        };
+        let (resources, templates) = match &self.resources {
+            Some(indices) => {
+                let resources = indices.load(&mut *store, &instance)?;
+                let fixed = resources.call_describe(&mut *store).await?;
+                (fixed, resources.call_describe_templates(&mut *store).await?)
+            }
+            None => (Vec::new(), Vec::new()),
+        };
+        Ok(Described {
+            tools,
+            prompts,
+            resources,
+            templates,
+        })
+    }
+
+    /// Reads `uri` in a fresh instance.
+    ///
+    /// # Errors
+    ///
+    /// A fault of the guest, or a component that exports no resources.
+    pub(super) async fn read_resource(
+        &self,
+        store: &mut Store<CallState>,
+        uri: &str,
+        context: &wit_types::CallContext,
+    ) -> wasmtime::Result<Result<Vec<resources::Contents>, wit_types::ToolError>> {
+        let indices = self
+            .resources
+            .as_ref()
+            .ok_or_else(|| wasmtime::format_err!("the component exports no resources"))?;
+        let instance = self.instantiate(store).await?;
+        let resources = indices.load(&mut *store, &instance)?;
+        resources.call_read(store, uri, context).await
+    }
+
+    /// Completes an argument in a fresh instance.
+    ///
+    /// # Errors
+    ///
+    /// A fault of the guest, or a component that exports no completion.
+    pub(super) async fn complete(
+        &self,
+        store: &mut Store<CallState>,
+        reference: &completion::Reference,
+        argument: &completion::Argument,
+        resolved: &[(String, String)],
+        context: &wit_types::CallContext,
+    ) -> wasmtime::Result<Result<completion::Suggestions, wit_types::ToolError>> {
+        let indices = self
+            .completion
+            .as_ref()
+            .ok_or_else(|| wasmtime::format_err!("the component exports no completion"))?;
+        let instance = self.instantiate(store).await?;
+        let completion = indices.load(&mut *store, &instance)?;
+        completion
+            .call_complete(store, reference, argument, resolved, context)
+            .await
+    }
+
+    /// Whether the component exports `completion`.
+    pub(super) fn completes(&self) -> bool {
+        self.completion.is_some()
+    }
+
+    /// Fills in the prompt `name` in a fresh instance.
+    ///
+    /// # Errors
+    ///
+    /// A fault of the guest, or a component that exports no prompts (the
+    /// catalog offers prompts only of components that do).
+    pub(super) async fn get_prompt(
+        &self,
+        store: &mut Store<CallState>,
+        name: &str,
+        arguments: &[(String, String)],
+        context: &wit_types::CallContext,
+    ) -> wasmtime::Result<Result<prompts::Prompt, wit_types::ToolError>> {
+        let indices = self
+            .prompts
+            .as_ref()
+            .ok_or_else(|| wasmtime::format_err!("the component exports no prompts"))?;
+        let instance = self.instantiate(store).await?;
+        let prompts = indices.load(&mut *store, &instance)?;
+        prompts.call_get(store, name, arguments, context).await
+    }
+
+    /// Runs `tool` in a fresh instance (instantiated under the span
+    /// `instantiating`, run under `guest`).
+    pub(super) async fn call(
+        &self,
+        store: &mut Store<CallState>,
+        tool: &str,
+        arguments: &wit_types::Json,
+        context: &wit_types::CallContext,
+        (instantiating, guest): (tracing::Span, tracing::Span),
+    ) -> wasmtime::Result<Answer> {
+        let instance = self.instantiate(store).instrument(instantiating).await?;
+        let run = async {
+            Ok(match &self.entry {
+                Entry::Tool01(indices) => {
+                    let tool_export = indices.load(&mut *store, &instance)?;
+                    let answer = tool_export.call_call(&mut *store, tool, arguments, context);
+                    Answer::Plugin(Box::new(answer.await?))
+                }
+                Entry::App01(indices) => {
+                    let app = indices.load(&mut *store, &instance)?;
+                    Answer::App(app.call_call(&mut *store, tool, arguments, context).await?)
+                }
+                Entry::Tool02(indices) => {
+                    let tool_export = indices.load(&mut *store, &instance)?;
+                    let answer = tool_export.call_call(&mut *store, tool, arguments, context);
+                    Answer::Plugin(Box::new(answer.await?))
+                }
+                Entry::App02(indices) => {
+                    let app = indices.load(&mut *store, &instance)?;
+                    Answer::App(app.call_call(&mut *store, tool, arguments, context).await?)
+                }
+            })
+        };
+        run.instrument(guest).await
+    }
+}
