@@ -4,133 +4,13 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
 use common::McpSchemas;
 use common::host::{guest, root};
+use common::stdio::Client;
 use serde_json::{Value, json};
 use toolhost::render::Revision;
-
-/// A running `toolhost serve` and the messages it sent.
-struct Client {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    /// Every line the server writes to stdout, read on a thread of its own.
-    lines: Receiver<String>,
-    next_id: u64,
-    /// How long to wait for a message before failing the test.
-    patience: Duration,
-    _config: tempfile::NamedTempFile,
-}
-
-impl Client {
-    fn start() -> Client {
-        let mut toml = format!(
-            "[host]\ndata_dir = \"{}\"\n",
-            root().join("target/test-data").display()
-        );
-        for name in ["hello", "calc", "media", "bulk", "errors", "conformance"] {
-            toml.push_str(&format!(
-                "[[plugin]]\npath = \"{}\"\n",
-                guest(name).display()
-            ));
-        }
-        Client::start_with(&toml)
-    }
-
-    fn start_with(toml: &str) -> Client {
-        let mut config = tempfile::NamedTempFile::new().unwrap();
-        config.write_all(toml.as_bytes()).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-            .args(["serve", "--config", config.path().to_str().unwrap()])
-            .env("TOOLHOST_LOG", "warn")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let (sender, lines) = channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines() {
-                let Ok(line) = line else { break };
-                if sender.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Client {
-            child,
-            stdin: Some(stdin),
-            lines,
-            next_id: 1,
-            patience: Duration::from_secs(30),
-            _config: config,
-        }
-    }
-
-    /// The next message from the server; `None` after `patience`.
-    fn next(&mut self) -> Option<Value> {
-        let line = self.lines.recv_timeout(self.patience).ok()?;
-        Some(
-            serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}")),
-        )
-    }
-
-    /// Waits for a notification with `method`.
-    fn notification(&mut self, method: &str) -> Value {
-        loop {
-            let message = self
-                .next()
-                .unwrap_or_else(|| panic!("no {method} within 30 s"));
-            if message["method"] == method {
-                return message;
-            }
-        }
-    }
-
-    fn send(&mut self, message: &Value) {
-        let stdin = self.stdin.as_mut().expect("stdin is open");
-        writeln!(stdin, "{message}").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    /// Sends a request; returns the notifications that came first and the response.
-    fn request(&mut self, method: &str, params: Value) -> (Vec<Value>, Value) {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let mut notifications = Vec::new();
-        loop {
-            let message = self.next().expect("the server answers within 30 s");
-            if message.get("id") == Some(&json!(id)) {
-                return (notifications, message);
-            }
-            notifications.push(message);
-        }
-    }
-
-    fn initialize(&mut self, revision: Revision) -> Value {
-        let (_, response) = self.request(
-            "initialize",
-            json!({"protocolVersion": revision.as_str(), "capabilities": {}, "clientInfo": {"name": "raw-test", "version": "1"}}),
-        );
-        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        response
-    }
-}
-
-impl Drop for Client {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn result<'a>(
     schemas: &McpSchemas,

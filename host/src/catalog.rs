@@ -31,8 +31,8 @@ pub use prompts::Prompt;
 pub use resources::{HOST_SCHEME, Resource, Template};
 
 use crate::runtime::{
-    Annotations, CallContext, EventSender, LoadError, Plugin, Runtime, ToolDescriptor, Webhook,
-    WebhookError, host_failure, with_call_id,
+    Annotations, CallContext, CallIo, Called, EventSender, LoadError, Plugin, Runtime,
+    ToolDescriptor, Webhook, WebhookError, host_failure, with_call_id,
 };
 
 /// What serves a tool: a component in the sandbox, or an app webhook.
@@ -471,6 +471,30 @@ impl Catalog {
         request_id: &str,
         events: Option<EventSender>,
     ) -> ToolResult {
+        self.call_with(
+            call_id,
+            tool,
+            arguments,
+            caller,
+            request_id,
+            CallIo::events(events),
+        )
+        .await
+        .into_result()
+    }
+
+    /// [`Catalog::call_as`] with the call's questions going to `io.asker`: a
+    /// call may end by asking its caller a question ([`Called::Asking`]), to be
+    /// called again with the answer.
+    pub async fn call_with(
+        &self,
+        call_id: String,
+        tool: &Tool,
+        arguments: Option<&Value>,
+        caller: &Caller,
+        request_id: &str,
+        io: CallIo,
+    ) -> Called {
         // At level ERROR, so the span (and its id) is on whatever the filter
         // lets through; the events inside keep their own levels.
         // The tool, the plugin and the outcome are on the request's span; the
@@ -482,19 +506,33 @@ impl Catalog {
         );
         let call = async {
             let started = Instant::now();
-            let result = self
-                .run(tool, arguments, caller, request_id, &call_id, events)
+            let called = self
+                .run(tool, arguments, caller, request_id, &call_id, io)
                 .await;
             // Milliseconds to the microsecond: most calls take well under one.
             let duration_ms = (started.elapsed().as_micros() as f64) / 1000.0;
-            tracing::info!(
-                tool = tool.name.as_str(),
-                plugin = tool.provider.name(),
-                duration_ms,
-                failed = result.is_failure(),
-                "call"
-            );
-            result.into_builder().duration_ms(duration_ms).build()
+            match called {
+                Called::Finished(result) => {
+                    tracing::info!(
+                        tool = tool.name.as_str(),
+                        plugin = tool.provider.name(),
+                        duration_ms,
+                        failed = result.is_failure(),
+                        "call"
+                    );
+                    Called::Finished(result.into_builder().duration_ms(duration_ms).build())
+                }
+                Called::Asking(request) => {
+                    tracing::info!(
+                        tool = tool.name.as_str(),
+                        plugin = tool.provider.name(),
+                        duration_ms,
+                        asks = request.capability(),
+                        "call stopped to ask its caller"
+                    );
+                    Called::Asking(request)
+                }
+            }
         };
         with_call_id(call_id.clone(), call.instrument(span)).await
     }
@@ -506,17 +544,17 @@ impl Catalog {
         caller: &Caller,
         request_id: &str,
         call_id: &str,
-        events: Option<EventSender>,
-    ) -> ToolResult {
+        io: CallIo,
+    ) -> Called {
         // Defence in depth: over MCP a caller does not even see a tool it lacks
         // the privileges for.
         let missing = caller.missing(&tool.privileges);
         if !missing.is_empty() {
-            return ToolResult::failure_with(
+            return Called::Finished(ToolResult::failure_with(
                 ErrorCode::MissingPrivilege,
                 format!("Missing privilege: {}", missing.join(", ")),
                 json!({ "missing": missing }),
-            );
+            ));
         }
         let empty = json!({});
         let arguments = arguments.unwrap_or(&empty);
@@ -526,7 +564,7 @@ impl Catalog {
             .map(|e| json!({ "path": e.instance_path().to_string(), "message": e.to_string() }))
             .collect();
         if !errors.is_empty() {
-            return ToolResult::failure_with(
+            return Called::Finished(ToolResult::failure_with(
                 ErrorCode::InvalidArguments,
                 format!(
                     "The arguments do not match the input schema of {}: {}",
@@ -534,31 +572,29 @@ impl Catalog {
                     errors[0]["message"].as_str().unwrap_or_default()
                 ),
                 json!({ "errors": errors }),
-            );
+            ));
         }
         let context = CallContext {
             caller: caller.principal.clone(),
             request_id: request_id.to_owned(),
             call_id: call_id.to_owned(),
         };
-        let result = match &tool.provider {
+        let called = match &tool.provider {
             Provider::Component(plugin) => {
                 plugin
-                    .call(
-                        &tool.descriptor.name,
-                        arguments.to_string(),
-                        &context,
-                        events,
-                    )
+                    .call(&tool.descriptor.name, arguments.to_string(), &context, io)
                     .await
             }
-            Provider::Webhook(webhook) => {
+            Provider::Webhook(webhook) => Called::Finished(
                 webhook
                     .call(&tool.descriptor.name, arguments, &context)
-                    .await
-            }
+                    .await,
+            ),
         };
-        check_output(tool, result)
+        match called {
+            Called::Finished(result) => Called::Finished(check_output(tool, result)),
+            asking => asking,
+        }
     }
 }
 

@@ -8,6 +8,7 @@ pub mod host;
 pub mod mcp_client;
 pub mod postgres;
 pub mod process;
+pub mod stdio;
 pub mod web_server;
 pub mod webhook_server;
 

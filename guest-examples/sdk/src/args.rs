@@ -129,6 +129,14 @@ impl IntoToolResult for ResultBuilder {
     }
 }
 
+/// A failure with the error's code, message and details (so `?` on a
+/// [`crate::interaction::Refusal`] ends a tool with a coded failure).
+impl IntoToolResult for crate::ToolError {
+    fn into_tool_result(self) -> ToolResult {
+        crate::result::ResultBuilder::new(crate::Outcome::Failure(self)).build()
+    }
+}
+
 impl<T: IntoToolResult, E: IntoToolResult> IntoToolResult for Result<T, E> {
     fn into_tool_result(self) -> ToolResult {
         match self {

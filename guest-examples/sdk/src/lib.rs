@@ -64,6 +64,7 @@
 mod args;
 mod descriptor;
 pub mod http;
+pub mod interaction;
 mod offers;
 mod result;
 

@@ -76,7 +76,7 @@ struct Draft {
 }
 
 impl ResultBuilder {
-    fn new(outcome: Outcome) -> Self {
+    pub(crate) fn new(outcome: Outcome) -> Self {
         Self(Box::new(Draft {
             result: ToolResult {
                 outcome,

@@ -68,7 +68,15 @@ pub struct PolicyConfig {
     /// converts it.
     #[serde(default = "PolicyConfig::default_max_result_bytes")]
     pub max_result_bytes: u64,
+    /// Questions one call may put to its caller through the `interaction`
+    /// import (`elicit`, `sample`); 0 refuses every question.
+    #[serde(default = "PolicyConfig::default_max_input_requests")]
+    pub max_input_requests: u32,
 }
+
+/// The most questions a policy may let one call ask: a stateless caller sends
+/// every earlier answer back with each round.
+pub const MAX_INPUT_REQUESTS: u32 = 32;
 
 impl PolicyConfig {
     fn default_memory_mib() -> u64 {
@@ -91,6 +99,9 @@ impl PolicyConfig {
     }
     fn default_max_result_bytes() -> u64 {
         16 << 20
+    }
+    fn default_max_input_requests() -> u32 {
+        8
     }
     fn default_max_http_requests() -> u32 {
         64
@@ -122,6 +133,7 @@ impl Default for PolicyConfig {
             max_log_bytes: Self::default_max_log_bytes(),
             max_progress_bytes: Self::default_max_progress_bytes(),
             max_result_bytes: Self::default_max_result_bytes(),
+            max_input_requests: Self::default_max_input_requests(),
         }
     }
 }
@@ -181,6 +193,15 @@ pub(super) fn check_limits(
             u64::from(policy.max_instances),
             u64::from(MAX_INSTANCES),
             "",
+        ));
+    }
+    if policy.max_input_requests > MAX_INPUT_REQUESTS {
+        return Err(ConfigError::new(
+            file,
+            format!(
+                "plugin {name}: policy.max_input_requests = {} is out of range; use 0 (no questions) to {MAX_INPUT_REQUESTS}",
+                policy.max_input_requests
+            ),
         ));
     }
     for (key, value) in [

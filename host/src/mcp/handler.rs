@@ -37,11 +37,12 @@ use super::events;
 use super::limits;
 use super::prometheus::UNKNOWN_TOOL;
 use super::trace::{self, HttpSpan, RequestTrace};
-use super::{Listener, Server, TokenId, audit};
+use super::{Listener, Server, TokenId, audit, input};
 use crate::catalog::{self, Caller};
 use crate::render::{
-    OutputMode, RenderContext, Rendering, Revision, ServerInfo, Target, format, mcp,
+    self as render, OutputMode, RenderContext, Rendering, Revision, ServerInfo, Target, format, mcp,
 };
+use crate::runtime;
 use crate::store::StoreError;
 use tracing::Instrument as _;
 
@@ -274,6 +275,37 @@ impl Session {
         facts.catalog = Some(catalog.clone());
         facts.outcome = "missing_client_capability";
         check_client_capabilities(&tool.descriptor.required_client_capabilities, context)?;
+        // A stateless caller's retry replays its answers; its state is checked
+        // before the tool runs. The binding's text of the arguments is made only
+        // for a call that sends a state or stops to ask.
+        let principal = caller.principal.as_deref();
+        let (asker, replay): (Arc<dyn runtime::Asker>, _) = if revision.is_stateless() {
+            let text = request
+                .request_state
+                .as_ref()
+                .map(|_| input::arguments_text(request.arguments.as_ref()));
+            let binding = text.as_deref().map(|arguments| input::Binding {
+                principal,
+                tool: name,
+                arguments,
+            });
+            let state = request.request_state.as_deref().zip(binding.as_ref());
+            facts.outcome = "invalid_params";
+            let replay = self.server.states.replay(
+                state,
+                request.input_responses.as_ref(),
+                context.meta.client_capabilities(),
+            )?;
+            let replay = Arc::new(replay);
+            (replay.clone(), Some(replay))
+        } else {
+            let live = input::Live {
+                peer: context.peer.clone(),
+                origin: context.id.clone(),
+                revision,
+            };
+            (Arc::new(live), None)
+        };
         let arguments = request.arguments.map(Value::Object);
 
         let progress_token = context.meta.get_progress_token();
@@ -289,16 +321,13 @@ impl Session {
         let (events, forward) = events::forward(outlet, progress_token, log_level).unzip();
         let call_id = catalog::new_call_id();
         facts.call_id = Some(call_id.clone());
-        let call = catalog.call_as(
-            call_id,
-            tool,
-            arguments.as_ref(),
-            &caller,
-            request_id,
+        let io = runtime::CallIo {
             events,
-        );
-        let result = tokio::select! {
-            result = call => result,
+            asker: Some(asker),
+        };
+        let call = catalog.call_with(call_id, tool, arguments.as_ref(), &caller, request_id, io);
+        let called = tokio::select! {
+            called = call => called,
             () = context.ct.cancelled() => {
                 // Dropping the call drops its store: the instance ends here.
                 tracing::info!(tool = %name, "call cancelled by the client");
@@ -310,6 +339,30 @@ impl Session {
         if let Some(forward) = forward {
             let _ = forward.await;
         }
+        let result = match (called, replay) {
+            (runtime::Called::Finished(result), _) => result,
+            (runtime::Called::Asking(question), Some(replay)) => {
+                facts.outcome = "input_required";
+                let text = input::arguments_text(arguments.as_ref().and_then(Value::as_object));
+                facts.arguments = arguments;
+                let binding = input::Binding {
+                    principal,
+                    tool: name,
+                    arguments: &text,
+                };
+                let required = self
+                    .server
+                    .states
+                    .input_required(&replay, question, &binding);
+                return render::input::input_required(&required, Some(SERVER))
+                    .map(Into::into)
+                    .map_err(|why| {
+                        facts.outcome = "internal_error";
+                        ErrorData::internal_error(why, None)
+                    });
+            }
+            (asking @ runtime::Called::Asking(_), None) => asking.into_result(),
+        };
         facts.arguments = arguments;
         facts.outcome = result.error().map_or("ok", |error| error.code.as_str());
 

@@ -14,6 +14,7 @@ pub mod drain;
 mod events;
 pub mod handler;
 pub mod http;
+pub mod input;
 pub mod limits;
 pub mod oauth;
 pub mod prometheus;
@@ -69,6 +70,8 @@ pub struct Server {
     pub(crate) changes: tokio::sync::broadcast::Sender<Change>,
     /// The calls in flight, and whether a shutdown has begun.
     pub drain: drain::Drain,
+    /// Seals and opens the `requestState` of stateless callers' questions.
+    pub(crate) states: input::States,
     /// The rate limits' buckets.
     pub(crate) limiter: limits::Limiter,
     /// One line per call (`host.audit`).
@@ -113,7 +116,17 @@ impl Server {
         observers: Observers,
     ) -> Arc<Server> {
         let (changes, _) = tokio::sync::broadcast::channel(16);
+        let state_key = store
+            .derived_key(input::STATE_KEY_PURPOSE)
+            .unwrap_or_else(|| {
+                // A store without a signing key (the in-memory one): a key of
+                // this process, so only it reads its states.
+                let mut key = [0u8; 32];
+                getrandom::fill(&mut key).expect("the OS gives random bytes for a key");
+                key
+            });
         Arc::new(Server {
+            states: input::States::new(state_key),
             served: std::sync::RwLock::new(Arc::new(Served::new(catalog))),
             mapper,
             store,

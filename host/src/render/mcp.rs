@@ -222,7 +222,7 @@ pub struct ServerInfo<'a> {
 }
 
 impl ServerInfo<'_> {
-    fn to_value(self) -> Value {
+    pub(crate) fn to_value(self) -> Value {
         json!({ "name": self.name, "version": self.version })
     }
 }

@@ -14,6 +14,7 @@
 
 pub mod a2a;
 pub mod format;
+pub mod input;
 pub mod legacy;
 mod mapper;
 pub mod mcp;

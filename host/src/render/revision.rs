@@ -50,6 +50,10 @@ impl Revision {
 
     /// From 2026-07-28 structured content may be any JSON value, and every
     /// result says its `resultType`.
+    pub fn has_elicitation(self) -> bool {
+        self >= Revision::V2025_06_18
+    }
+
     pub fn is_stateless(self) -> bool {
         self >= Revision::V2026_07_28
     }

@@ -17,11 +17,13 @@
 //! detects (a timeout, a memory limit).
 
 mod builder;
+pub mod input;
 mod namespace;
 mod prompt;
 mod resource;
 
 pub use builder::ToolResultBuilder;
+pub use input::{InputAnswer, InputRequest, InputRequired};
 pub use namespace::{Extension, NamespaceError, validate_name, validate_namespace};
 pub use prompt::{Prompt, PromptMessage, Role};
 pub use resource::{Contents, Suggestions};

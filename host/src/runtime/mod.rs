@@ -3,7 +3,7 @@
 //!
 //! Loading a plugin ([`Runtime::load_bytes`]) compiles the component (or reads it from
 //! the compile cache), checks which world it implements, links it against WASI
-//! and the `host` interface, validates its policy into [`Capabilities`], and calls
+//! and the `host` and `interaction` interfaces, validates its policy into [`Capabilities`], and calls
 //! `describe` once. A call ([`Plugin::call`]) gets a new store and instance from
 //! the cached pre-instantiation; nothing carries over from one call to the next.
 
@@ -18,6 +18,7 @@ mod guest_result;
 mod host_api;
 mod http;
 mod in_flight;
+mod interaction;
 mod lookup;
 mod network;
 mod offers;
@@ -39,9 +40,10 @@ pub use events::{Empty, EventReceiver, EventSender, GuestEvent, LogLevel, event_
 pub use faults::{host_failure, with_call_id};
 pub use guest_result::MalformedResult;
 pub use in_flight::ResultsInFlight;
+pub use interaction::{Asked, Asker, CallIo, MAX_SCHEMA_BYTES, elicit_request};
 pub use network::NetworkPolicy;
 pub use offers::{CompletionRef, MAX_COMPLETION_VALUES};
-pub use plugin::{CallContext, Plugin, call_budget};
+pub use plugin::{CallContext, Called, Plugin, call_budget};
 pub use policy::{Capabilities, PolicyError};
 pub use state::{BudgetHit, TABLE_ELEMENT_BYTES};
 pub use webhook::{Webhook, WebhookError, headers as webhook_headers};
@@ -108,6 +110,11 @@ impl Runtime {
         type Own = wasmtime::component::HasSelf<CallState>;
         bindings::v0_1::plugin::Plugin::add_to_linker::<_, Own>(&mut linker, |state| state)?;
         bindings::v0_2::full::toolhost::plugin::host::add_to_linker::<_, Own>(
+            &mut linker,
+            |state| state,
+        )?;
+        // The questions a 0.2.0 guest puts to its caller (`interaction.rs`).
+        bindings::v0_2::full::toolhost::plugin::interaction::add_to_linker::<_, Own>(
             &mut linker,
             |state| state,
         )?;

@@ -193,7 +193,10 @@ impl Plugin {
             &mut wasmtime::Store<CallState>,
         ) -> wasmtime::Result<Result<T, wit_types::ToolError>>,
     ) -> Result<T, ToolError> {
-        let ran = self.run(what, None, work).await.map_err(failure_of)?;
+        let ran = self
+            .run(what, super::interaction::CallIo::default(), work)
+            .await
+            .map_err(|stop| failure_of(stop.into_failure()))?;
         ran.value.map_err(|error| ToolError {
             code: error.code.into(),
             message: error.message,

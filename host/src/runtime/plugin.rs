@@ -17,12 +17,13 @@ use super::engine::EPOCH_TICK;
 use super::faults::{DeadlineExceeded, FaultContext, fault, host_failure, refused};
 use super::guest_result::result_bytes;
 use super::in_flight::{ResultsInFlight, SMALL_RESULT_BYTES};
+use super::interaction::CallIo;
 use super::output::GuestOutput;
 use super::policy::{Capabilities, Denials};
-use super::state::{BudgetHit, CallLimiter, CallState, EventSender};
+use super::state::{BudgetHit, CallLimiter, CallState};
 use crate::config::World;
 use crate::render::format::decode_app_response;
-use crate::result::{ErrorCode, ToolResult};
+use crate::result::{ErrorCode, InputRequest, ToolResult};
 
 /// How often `describe` instantiates a component whose memory image the kernel
 /// would not seal (see [`Plugin::describe`]).
@@ -52,6 +53,50 @@ pub struct CallContext {
     /// line of the call carries it, and so do the details of a failure, so an
     /// operator finds the full story of what a caller saw.
     pub call_id: String,
+}
+
+/// How a call ended: with a result, or stopped to ask its caller a question
+/// outside the instance (see `interaction.rs`).
+#[derive(Debug)]
+// The large variant is the common one: boxing it would cost every call an
+// allocation to save a rare question a few hundred bytes.
+#[allow(clippy::large_enum_variant)]
+pub enum Called {
+    Finished(ToolResult),
+    Asking(InputRequest),
+}
+
+impl Called {
+    /// The result; a call that stopped to ask, where nobody could have asked
+    /// it to, is a host failure.
+    pub fn into_result(self) -> ToolResult {
+        match self {
+            Called::Finished(result) => result,
+            Called::Asking(_) => ToolResult::failure(
+                ErrorCode::ToolError,
+                "The call stopped to ask a question where none can be asked.",
+            )
+            .build(),
+        }
+    }
+}
+
+/// Why [`Plugin::run`] gave no value.
+#[allow(clippy::large_enum_variant)] // as for `Called`
+pub(super) enum Stop {
+    /// The coded failure the caller gets.
+    Failed(ToolResult),
+    /// The guest's question is to be asked outside the instance.
+    Asking(InputRequest),
+}
+
+impl Stop {
+    pub(super) fn into_failure(self) -> ToolResult {
+        match self {
+            Stop::Failed(failure) => failure,
+            Stop::Asking(request) => Called::Asking(request).into_result(),
+        }
+    }
 }
 
 /// A plugin ready to serve calls.
@@ -160,13 +205,13 @@ impl Plugin {
     pub(super) async fn run<T>(
         &self,
         what: &str,
-        events: Option<EventSender>,
+        io: CallIo,
         work: impl AsyncFnOnce(&mut Store<CallState>) -> wasmtime::Result<T>,
-    ) -> Result<Ran<'_, T>, ToolResult> {
+    ) -> Result<Ran<'_, T>, Stop> {
         let timeout = self.capabilities.timeout;
         let Ok(Ok(slot)) = tokio::time::timeout(timeout, self.slots.acquire()).await else {
             refused("max_instances", &self.name);
-            return Err(host_failure(
+            return Err(Stop::Failed(host_failure(
                 ErrorCode::ResourceLimit,
                 format!(
                     "All {} instances of this plugin stayed busy for {} ms.",
@@ -176,12 +221,12 @@ impl Plugin {
                 &self.name,
                 what,
                 json!({ "maxInstances": self.capabilities.max_instances }),
-            ));
+            )));
         };
         let in_use = InUse::new(&self.name);
-        let mut sandbox = match self.sandbox(what, events) {
+        let mut sandbox = match self.sandbox(what, io) {
             Ok(sandbox) => sandbox,
-            Err(error) => return Err(self.finish_fault(what, &error, None)),
+            Err(error) => return Err(Stop::Failed(self.finish_fault(what, &error, None))),
         };
         let started = std::time::Instant::now();
         let outcome = Self::bounded(sandbox.deadline, work(&mut sandbox.store)).await;
@@ -192,12 +237,22 @@ impl Plugin {
         sandbox.stderr.finish();
         let value = match outcome {
             Ok(value) => value,
-            Err(error) => return Err(self.finish_fault(what, &error, Some(&sandbox))),
+            Err(error) => {
+                // The `interaction` import stopped the guest to ask outside it.
+                if let Some(request) = sandbox.store.data_mut().suspended.take() {
+                    return Err(Stop::Asking(request));
+                }
+                return Err(Stop::Failed(self.finish_fault(
+                    what,
+                    &error,
+                    Some(&sandbox),
+                )));
+            }
         };
         // A budget of the host imports that was hit fails the call, however the
         // guest went on.
         if let Some(hit) = sandbox.store.data().first_budget_hit() {
-            return Err(self.budget_failure(what, &hit));
+            return Err(Stop::Failed(self.budget_failure(what, &hit)));
         }
         let denials = sandbox.denials.lock().expect("denials lock").clone();
         Ok(Ran {
@@ -211,13 +266,17 @@ impl Plugin {
 
     /// Runs `tool` with `arguments` (JSON text) in a fresh instance. Never fails:
     /// a fault in the sandbox becomes a coded failure result.
+    ///
+    /// `io` says where the call's events go and whom its questions reach; a
+    /// question to be asked outside the instance ends the call as
+    /// [`Called::Asking`].
     pub async fn call(
         &self,
         tool: &str,
         arguments: String,
         ctx: &CallContext,
-        events: Option<EventSender>,
-    ) -> ToolResult {
+        io: CallIo,
+    ) -> Called {
         let context = self.wit_context(ctx);
         // DEBUG spans: created only when traces are on or the log asks for them.
         let instantiating = tracing::debug_span!("instantiate", toolhost.plugin = %self.name);
@@ -225,7 +284,7 @@ impl Plugin {
             tracing::debug_span!("guest", toolhost.plugin = %self.name, gen_ai.tool.name = tool);
         let spans = (instantiating, guest);
         let ran = self
-            .run(tool, events, async |store| {
+            .run(tool, io, async |store| {
                 self.ready
                     .call(store, tool, &arguments, &context, spans)
                     .await
@@ -233,10 +292,16 @@ impl Plugin {
             .await;
         // The instance (and its memory) is gone: the answer is lifted. The slot
         // (the rest of `ran`) is held until the answer is converted.
-        let ran = match ran {
-            Ok(ran) => ran,
-            Err(failure) => return failure,
-        };
+        match ran {
+            Ok(ran) => Called::Finished(self.convert(tool, ran).await),
+            Err(Stop::Failed(failure)) => Called::Finished(failure),
+            Err(Stop::Asking(request)) => Called::Asking(request),
+        }
+    }
+
+    /// The result of the answer `ran` lifted from the guest, within the result
+    /// budgets.
+    async fn convert(&self, tool: &str, ran: Ran<'_, Answer>) -> ToolResult {
         let (answer, deadline, denials) = (ran.value, ran.deadline, ran.denials);
         let size = match &answer {
             Answer::Plugin(wit) => result_bytes(wit),
@@ -332,7 +397,7 @@ impl Plugin {
     }
 
     async fn describe_once(&self) -> wasmtime::Result<Described> {
-        let mut sandbox = self.sandbox("describe", None)?;
+        let mut sandbox = self.sandbox("describe", CallIo::default())?;
         let store = &mut sandbox.store;
         let run = self.ready.describe(store);
         let outcome = Self::bounded(sandbox.deadline, run).await;
@@ -365,7 +430,7 @@ impl Plugin {
         }
     }
 
-    fn sandbox(&self, tool: &str, events: Option<EventSender>) -> wasmtime::Result<Sandbox> {
+    fn sandbox(&self, tool: &str, io: CallIo) -> wasmtime::Result<Sandbox> {
         let stdout = GuestOutput::new(&self.name, tool, "stdout");
         let stderr = GuestOutput::new(&self.name, tool, "stderr");
         let denials = Denials::default();
@@ -389,7 +454,10 @@ impl Plugin {
             plugin: self.name.clone(),
             tool: tool.to_owned(),
             config: self.capabilities.config(),
-            events,
+            events: io.events,
+            asker: io.asker,
+            questions: 0,
+            suspended: None,
             log_lines: 0,
             network: self.capabilities.network(),
             log_bytes: 0,

@@ -149,6 +149,7 @@ impl Capabilities {
             call_budgets: CallBudgets {
                 log_bytes: policy.max_log_bytes,
                 progress_bytes: policy.max_progress_bytes,
+                input_requests: policy.max_input_requests,
             },
             max_result_bytes: policy.max_result_bytes,
         })

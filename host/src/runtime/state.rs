@@ -31,6 +31,11 @@ pub struct CallState {
     pub(super) tool: String,
     pub(super) config: Arc<BTreeMap<String, String>>,
     pub(super) events: Option<EventSender>,
+    /// Whom the guest's questions reach (`interaction`); none refuses them.
+    pub(super) asker: Option<std::sync::Arc<dyn super::interaction::Asker>>,
+    /// Questions the guest asked so far, and the one it stopped at.
+    pub(super) questions: u32,
+    pub(super) suspended: Option<crate::result::InputRequest>,
     pub(super) log_lines: usize,
     /// The plugin's network rules: which names the lookup filter (`lookup.rs`)
     /// resolves, and whether sockets exist at all (`sockets.rs`).
@@ -55,6 +60,8 @@ pub struct CallBudgets {
     pub log_bytes: u64,
     /// `max_progress_bytes`: bytes of progress messages per call.
     pub progress_bytes: u64,
+    /// `max_input_requests`: questions to the caller per call.
+    pub input_requests: u32,
 }
 
 /// A budget a call ran over: its configuration key and what happened.

@@ -102,6 +102,14 @@ pub trait ResultStore: Send + Sync {
     /// A cheap round trip to where the rows live (readiness, `/readyz`): an error
     /// when the store could not keep or read a result now.
     fn ping(&self) -> StoreFuture<'_, ()>;
+
+    /// A key for `purpose` derived from the store's signing key, which every
+    /// replica sharing the store shares ([`Signer::derive`]); `None` for a
+    /// store without one (the in-memory store), whose users make their own.
+    fn derived_key(&self, purpose: &str) -> Option<[u8; 32]> {
+        let _ = purpose;
+        None
+    }
 }
 
 /// A store could not keep or read a result.

@@ -271,6 +271,10 @@ impl ResultStore for PostgresStore {
 
     /// `SELECT 1` on a connection of the pool: a dead server fails the connect,
     /// a connection the server dropped fails the query.
+    fn derived_key(&self, purpose: &str) -> Option<[u8; 32]> {
+        Some(self.signer.derive(purpose))
+    }
+
     fn ping(&self) -> StoreFuture<'_, ()> {
         Box::pin(async move {
             self.client()

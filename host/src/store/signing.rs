@@ -43,6 +43,18 @@ impl Signer {
         Signer { key }
     }
 
+    /// A key of 32 bytes for `purpose` (another signature than a link's, such
+    /// as a stateless caller's `requestState`), derived from this key: whoever
+    /// shares the key file shares it, and a token signed for one purpose never
+    /// verifies as another's.
+    pub fn derive(&self, purpose: &str) -> [u8; 32] {
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key)
+            .expect("HMAC takes a key of any length");
+        mac.update(b"toolhost derived key\0");
+        mac.update(purpose.as_bytes());
+        mac.finalize().into_bytes().into()
+    }
+
     /// The key in `path` (hex), created with 32 random bytes and mode 0600 when
     /// missing, so replicas can share it by sharing the file. A key file that
     /// exists must be private (mode 0600 or 0400): one the group or others can

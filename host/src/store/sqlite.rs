@@ -174,6 +174,10 @@ impl ResultStore for SqliteStore {
     /// The file is still where it was opened (a database whose file was removed
     /// keeps answering from the old inode, and loses every row at the next
     /// start), and a read of the table through the connection succeeds.
+    fn derived_key(&self, purpose: &str) -> Option<[u8; 32]> {
+        Some(self.signer.derive(purpose))
+    }
+
     fn ping(&self) -> StoreFuture<'_, ()> {
         let connection = self.connection.clone();
         let path = self.path.clone();
