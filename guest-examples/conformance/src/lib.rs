@@ -5,19 +5,21 @@
 //! Each tool and prompt answers what the suite's scenario describes (texts,
 //! URIs and MIME types as given there); the host's mapper turns the result into
 //! MCP content.
-//! Fixtures that need the server to talk back to the client mid-call
-//! (`test_sampling`, `test_elicitation`, the `input_required` tools) or to
-//! check the client's capabilities (`test_missing_capability`) are not here:
-//! a tool cannot express them, so the server has to.
+//! `test_sampling`, `test_elicitation`, the SEP-1034 and SEP-1330 forms and
+//! `test_streaming_elicitation` ask the client through the `interaction`
+//! import. The 2026-07-28 `input_required` fixtures are not here
+//! yet: several need questions the tool names itself, asked together in one
+//! round, and `roots/list`, which the import cannot say yet.
 
 use std::time::Duration;
 
 use toolhost_guest::completion::{Argument, Reference, Suggestions};
+use toolhost_guest::interaction::{self, Answer};
 use toolhost_guest::prompts::{Prompt, PromptDescriptor, PromptMessage};
 use toolhost_guest::resources::{Contents, ResourceBody, ResourceDescriptor, TemplateDescriptor};
 use toolhost_guest::{
-    CallContext, Completion, ErrorCode, Part, Plugin, Prompts, Resources, ToolDescriptor,
-    ToolError, ToolResult, json, log, not_found, progress,
+    CallContext, Completion, ErrorCode, IntoToolResult, Part, Plugin, Prompts, Resources,
+    ToolDescriptor, ToolError, ToolResult, Value, json, log, not_found, progress, with_args,
 };
 
 /// A 1x1 PNG, one red pixel (8-bit RGB): signature, IHDR, IDAT (zlib),
@@ -133,6 +135,176 @@ fn trigger_prompt_change() -> ToolResult {
         .build()
 }
 
+/// `test_sampling`: asks the client's model to answer `prompt`.
+fn sampling(arguments: Value) -> Result<ToolResult, ToolError> {
+    let prompt = arguments["prompt"].as_str().unwrap_or_default();
+    let answer = interaction::sample_text(prompt, 100)?;
+    Ok(ToolResult::empty()
+        .part(Part::text(format!("LLM response: {answer}")))
+        .build())
+}
+
+/// `test_elicitation`: asks the user for a username and an email address.
+fn elicitation(arguments: Value) -> Result<ToolResult, ToolError> {
+    let message = arguments["message"].as_str().unwrap_or_default();
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "username": { "type": "string", "description": "User's response" },
+            "email": { "type": "string", "description": "User's email address" },
+        },
+        "required": ["username", "email"],
+    });
+    let text = match interaction::elicit(message, &schema)? {
+        Answer::Accept(form) => {
+            format!(
+                "User response: action: accept, content: {}",
+                Value::Object(form)
+            )
+        }
+        Answer::Decline => "User response: action: decline".to_owned(),
+        Answer::Cancel => "User response: action: cancel".to_owned(),
+    };
+    Ok(ToolResult::empty().part(Part::text(text)).build())
+}
+
+/// Asks the user to fill in `schema`; tells what they did, as the SEP-1034
+/// and SEP-1330 scenarios expect it.
+fn elicit_form(message: &str, schema: Value) -> Result<ToolResult, ToolError> {
+    let text = match interaction::elicit(message, &schema)? {
+        Answer::Accept(form) => {
+            format!(
+                "Elicitation completed: action=accept, content={}",
+                Value::Object(form)
+            )
+        }
+        Answer::Decline => "Elicitation completed: action=decline, content={}".to_owned(),
+        Answer::Cancel => "Elicitation completed: action=cancel, content={}".to_owned(),
+    };
+    Ok(ToolResult::empty().part(Part::text(text)).build())
+}
+
+/// SEP-1034: a form whose every primitive field has a default.
+fn form_with_defaults() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "name": { "type": "string", "default": "John Doe" },
+            "age": { "type": "integer", "default": 30 },
+            "score": { "type": "number", "default": 95.5 },
+            "status": {
+                "type": "string",
+                "enum": ["active", "inactive", "pending"],
+                "default": "active",
+            },
+            "verified": { "type": "boolean", "default": true },
+        },
+    })
+}
+
+/// SEP-1330: the five ways a form offers a choice.
+fn form_with_enums() -> Value {
+    let titled = |choices: [(&str, &str); 3]| -> Vec<Value> {
+        choices
+            .iter()
+            .map(|(value, title)| json!({ "const": value, "title": title }))
+            .collect()
+    };
+    json!({
+        "type": "object",
+        "properties": {
+            "untitledSingle": { "type": "string", "enum": ["option1", "option2", "option3"] },
+            "titledSingle": {
+                "type": "string",
+                "oneOf": titled([
+                    ("value1", "First Option"),
+                    ("value2", "Second Option"),
+                    ("value3", "Third Option"),
+                ]),
+            },
+            "legacyEnum": {
+                "type": "string",
+                "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option One", "Option Two", "Option Three"],
+            },
+            "untitledMulti": {
+                "type": "array",
+                "items": { "type": "string", "enum": ["option1", "option2", "option3"] },
+            },
+            "titledMulti": {
+                "type": "array",
+                "items": {
+                    "anyOf": titled([
+                        ("value1", "First Choice"),
+                        ("value2", "Second Choice"),
+                        ("value3", "Third Choice"),
+                    ]),
+                },
+            },
+        },
+    })
+}
+
+/// A form of one required string field.
+fn field(name: &str) -> Value {
+    json!({
+        "type": "object",
+        "properties": { name: { "type": "string" } },
+        "required": [name],
+    })
+}
+
+/// The text field `name` of an accepted form, or why there is none.
+fn ask_text(message: &str, name: &str) -> Result<String, ToolError> {
+    match interaction::elicit(message, &field(name))? {
+        Answer::Accept(form) => Ok(form[name].as_str().unwrap_or_default().to_owned()),
+        Answer::Decline | Answer::Cancel => Err(ToolError {
+            code: ErrorCode::ToolError,
+            message: format!("the user did not give a {name}"),
+            details: None,
+        }),
+    }
+}
+
+/// The 2026-07-28 multi-round fixtures (SEP-2322) that one question per round
+/// can serve; the host turns each question into `input_required`.
+fn input_required(name: &str) -> Result<ToolResult, ToolError> {
+    let text = match name {
+        "test_input_required_result_elicitation" => {
+            format!("Hello, {}!", ask_text("What is your name?", "name")?)
+        }
+        "test_input_required_result_sampling" => {
+            interaction::sample_text("What is the capital of France?", 100)?
+        }
+        "test_input_required_result_request_state"
+        | "test_input_required_result_tampered_state" => {
+            let schema = json!({ "type": "object", "properties": { "ok": { "type": "boolean" } } });
+            interaction::elicit("Proceed?", &schema)?;
+            "state-ok: the request state verified".to_owned()
+        }
+        "test_input_required_result_multi_round" => {
+            let name = ask_text("What is your name?", "name")?;
+            let color = ask_text(&format!("{name}, what is your favourite color?"), "color")?;
+            format!("{name} likes {color}")
+        }
+        // Elicitation only if the client declared it, else sampling.
+        _ => match ask_text("What is your name?", "name") {
+            Ok(name) => format!("Hello, {name}!"),
+            Err(_) => interaction::sample_text("Suggest a name.", 50)?,
+        },
+    };
+    Ok(ToolResult::empty().part(Part::text(text)).build())
+}
+
+/// The input schema of a tool with one required string argument.
+fn one_string(name: &str, description: &str) -> Value {
+    json!({
+        "type": "object",
+        "properties": { name: { "type": "string", "description": description } },
+        "required": [name],
+    })
+}
+
 struct Conformance;
 
 impl Plugin for Conformance {
@@ -204,6 +376,62 @@ impl Plugin for Conformance {
             .input_schema(no_arguments())
             .requires_client_capability("sampling")
             .build(),
+            ToolDescriptor::new(
+                "test_sampling",
+                "Asks the client's model to answer a prompt (sampling/createMessage).",
+            )
+            .input_schema(one_string("prompt", "The prompt to send to the LLM"))
+            .read_only(true)
+            .build(),
+            ToolDescriptor::new(
+                "test_elicitation",
+                "Asks the user for a username and an email address (elicitation/create).",
+            )
+            .input_schema(one_string("message", "The message to show the user"))
+            .read_only(true)
+            .build(),
+            plain(
+                "test_elicitation_sep1034_defaults",
+                "Asks the user for a form whose fields all have defaults (SEP-1034).",
+            ),
+            plain(
+                "test_elicitation_sep1330_enums",
+                "Asks the user for a form with each kind of enum (SEP-1330).",
+            ),
+            // SEP-2575: a stateless caller is never sent a request of its own
+            // on the call's stream; this question comes back as `input_required`.
+            ToolDescriptor::new(
+                "test_streaming_elicitation",
+                "Asks the user to confirm (elicitation/create), then returns text.",
+            )
+            .input_schema(no_arguments())
+            .requires_client_capability("elicitation")
+            .read_only(true)
+            .build(),
+            plain(
+                "test_input_required_result_elicitation",
+                "Asks the user's name (SEP-2322).",
+            ),
+            plain(
+                "test_input_required_result_sampling",
+                "Asks the client's model a question (SEP-2322).",
+            ),
+            plain(
+                "test_input_required_result_request_state",
+                "Asks once; answers `state-ok` (SEP-2322).",
+            ),
+            plain(
+                "test_input_required_result_tampered_state",
+                "Asks once; a tampered requestState is refused (SEP-2322).",
+            ),
+            plain(
+                "test_input_required_result_multi_round",
+                "Asks a name, then a colour, in two rounds (SEP-2322).",
+            ),
+            plain(
+                "test_input_required_result_capabilities",
+                "Asks the user, or the model if the client cannot elicit (SEP-2322).",
+            ),
             // SEP-2243: a parameter the client mirrors into an `Mcp-Param-Region`
             // header, which the server checks against the body.
             ToolDescriptor::new(
@@ -223,8 +451,24 @@ impl Plugin for Conformance {
         ]
     }
 
-    fn call(name: String, _arguments: String, _context: CallContext) -> ToolResult {
+    fn call(name: String, arguments: String, _context: CallContext) -> ToolResult {
         match name.as_str() {
+            "test_sampling" => with_args(&arguments, sampling),
+            "test_elicitation" => with_args(&arguments, elicitation),
+            name if name.starts_with("test_input_required_result_") => {
+                input_required(name).into_tool_result()
+            }
+            "test_streaming_elicitation" => elicit_form(
+                "Go ahead?",
+                json!({ "type": "object", "properties": { "ok": { "type": "boolean" } } }),
+            )
+            .into_tool_result(),
+            "test_elicitation_sep1034_defaults" => {
+                elicit_form("Please review your details.", form_with_defaults()).into_tool_result()
+            }
+            "test_elicitation_sep1330_enums" => {
+                elicit_form("Please choose your options.", form_with_enums()).into_tool_result()
+            }
             "test_simple_text" => ToolResult::empty()
                 .part(Part::text("This is a simple text response for testing."))
                 .build(),
