@@ -1,7 +1,8 @@
 //! A tool that asks its caller mid-call (the `interaction` import), over stdio
-//! in every revision: the same guest (`ask`) elicits and samples; the host
-//! carries each question as the caller's revision allows, and every message
-//! is checked against that revision's official schema.
+//! in every revision: the same guest (`ask`) elicits, samples and lists the
+//! client's roots; the host carries each question as the caller's revision
+//! allows, and every message is checked against that revision's official
+//! schema.
 //!
 //! - Handshake era: the question is a server-to-client request on the call's
 //!   stream; the client's answer goes back to the waiting guest.
@@ -145,6 +146,61 @@ fn a_handshake_client_is_asked_on_the_calls_stream_and_the_guest_gets_its_answer
             "{result}"
         );
     }
+}
+
+#[test]
+fn a_client_is_asked_for_its_roots_in_every_handshake_revision() {
+    let schemas = McpSchemas::load();
+    for revision in [
+        Revision::V2024_11_05,
+        Revision::V2025_06_18,
+        Revision::V2025_11_25,
+    ] {
+        let mut client = start(8);
+        client.initialize_with(revision, json!({"roots": {}}));
+        let (_, response) = client.request_answering(
+            "tools/call",
+            json!({"name": "workspace", "arguments": {}}),
+            |request| {
+                assert_eq!(request["method"], "roots/list", "{request}");
+                checked(&schemas, revision, "ListRootsRequest", request);
+                Ok(json!({"roots": [
+                    {"uri": "file:///home/ann/notes", "name": "Notes"},
+                    {"uri": "file:///srv/site"},
+                ]}))
+            },
+        );
+        assert_eq!(
+            text_of(call_result(&schemas, revision, &response)),
+            "Notes: file:///home/ann/notes\nfile:///srv/site",
+            "{revision}"
+        );
+        // An answer without `roots` is no answer: the guest is told.
+        let (_, response) = client.request_answering(
+            "tools/call",
+            json!({"name": "workspace", "arguments": {}}),
+            |_| Ok(json!({"folders": []})),
+        );
+        let result = call_result(&schemas, revision, &response);
+        assert_eq!(result["isError"], true, "{revision}: {result}");
+        assert!(result.to_string().contains("roots"), "{result}");
+    }
+    // A client that did not declare `roots` is not asked.
+    let mut client = start(8);
+    client.initialize_with(Revision::V2025_11_25, json!({"elicitation": {}}));
+    let (seen, response) =
+        client.request("tools/call", json!({"name": "workspace", "arguments": {}}));
+    assert!(
+        seen.iter().all(|m| m.get("id").is_none()),
+        "asked anyway: {seen:?}"
+    );
+    let result = call_result(&schemas, Revision::V2025_11_25, &response);
+    assert!(
+        result
+            .to_string()
+            .contains("did not declare the `roots` capability"),
+        "{result}"
+    );
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! `ask`: tools that ask their caller during a call, the way the `interaction`
-//! import lets a tool ask: a form for the user (`confirm`, `survey`) and a
-//! message from the caller's model (`haiku`). The host carries each question
+//! import lets a tool ask: a form for the user (`confirm`, `survey`), a
+//! message from the caller's model (`haiku`) and the roots the client shares
+//! (`workspace`). The host carries each question
 //! as the caller's protocol revision allows; the tool is the same for all.
 
 use serde::Deserialize;
@@ -78,6 +79,21 @@ fn haiku(Haiku { topic }: Haiku) -> Result<ToolResult, ToolError> {
     Ok(ToolResult::empty().part(Part::text(poem)).build())
 }
 
+/// The roots the client shares, one per line (`name: uri`, or the URI).
+fn workspace() -> Result<ToolResult, ToolError> {
+    let roots = interaction::list_roots()?;
+    let lines: Vec<String> = roots
+        .iter()
+        .map(|root| match &root.name {
+            Some(name) => format!("{name}: {}", root.uri),
+            None => root.uri.clone(),
+        })
+        .collect();
+    Ok(ToolResult::empty()
+        .part(Part::text(lines.join("\n")))
+        .build())
+}
+
 /// Asks `times` questions whatever the answers (the budget test): the host
 /// refuses the one over `max_input_requests` and fails the call.
 fn pester(Pester { times }: Pester) -> Result<ToolResult, ToolError> {
@@ -122,6 +138,10 @@ impl Plugin for Ask {
             }))
             .read_only(true)
             .build(),
+            ToolDescriptor::new("workspace", "Lists the roots the client shares.")
+                .input_schema(json!({ "type": "object", "properties": {} }))
+                .read_only(true)
+                .build(),
             ToolDescriptor::new(
                 "pester",
                 "Asks the user the same empty question many times.",
@@ -142,6 +162,7 @@ impl Plugin for Ask {
             "survey" => survey().into_tool_result(),
             "haiku" => with_args(&arguments, haiku),
             "pester" => with_args(&arguments, pester),
+            "workspace" => workspace().into_tool_result(),
             other => ToolResult::unknown_tool(other).build(),
         }
     }

@@ -7,9 +7,9 @@
 //! MCP content.
 //! `test_sampling`, `test_elicitation`, the SEP-1034 and SEP-1330 forms and
 //! `test_streaming_elicitation` ask the client through the `interaction`
-//! import. The 2026-07-28 `input_required` fixtures are not here
-//! yet: several need questions the tool names itself, asked together in one
-//! round, and `roots/list`, which the import cannot say yet.
+//! import, and so do the 2026-07-28 `input_required` tools, but for those that
+//! need questions the tool names itself or asks together in one round, which
+//! the import cannot say yet.
 
 use std::time::Duration;
 
@@ -282,6 +282,15 @@ fn input_required(name: &str) -> Result<ToolResult, ToolError> {
             interaction::elicit("Proceed?", &schema)?;
             "state-ok: the request state verified".to_owned()
         }
+        "test_input_required_result_list_roots" => {
+            let roots = interaction::list_roots()?;
+            let uris: Vec<&str> = roots.iter().map(|root| root.uri.as_str()).collect();
+            format!(
+                "The client shares {} roots: {}",
+                roots.len(),
+                uris.join(", ")
+            )
+        }
         "test_input_required_result_multi_round" => {
             let name = ask_text("What is your name?", "name")?;
             let color = ask_text(&format!("{name}, what is your favourite color?"), "color")?;
@@ -423,6 +432,10 @@ impl Plugin for Conformance {
             plain(
                 "test_input_required_result_tampered_state",
                 "Asks once; a tampered requestState is refused (SEP-2322).",
+            ),
+            plain(
+                "test_input_required_result_list_roots",
+                "Asks the client which roots it shares (SEP-2322).",
             ),
             plain(
                 "test_input_required_result_multi_round",

@@ -1,5 +1,6 @@
-//! Questions to the caller during a call: a form for the user ([`elicit`]) or
-//! a message from the caller's model ([`sample`], [`sample_text`]).
+//! Questions to the caller during a call: a form for the user ([`elicit`]), a
+//! message from the caller's model ([`sample`], [`sample_text`]), or the roots
+//! the client shares ([`list_roots`]).
 //!
 //! The host decides how a question travels: to a client with a session it goes
 //! mid-call and the answer comes back here; a stateless client is told "input
@@ -34,7 +35,8 @@ use serde_json::{Map, Value, json};
 use crate::bindings::toolhost::plugin::interaction as wit;
 use crate::{ContentPart, ErrorCode, ToolError};
 pub use wit::{
-    ModelPreferences, Refusal, RefusalCode, Role, SamplingAnswer, SamplingMessage, SamplingRequest,
+    ModelPreferences, Refusal, RefusalCode, Role, Root, SamplingAnswer, SamplingMessage,
+    SamplingRequest,
 };
 
 /// What the user did with a form.
@@ -101,6 +103,17 @@ pub fn sample_text(prompt: &str, max_tokens: u32) -> Result<String, Refusal> {
         ContentPart::Text(text) => text.text,
         _ => String::new(),
     })
+}
+
+/// The roots (directories, files) the client shares: where its user works.
+/// A hint only: the tool reaches no path its policy does not preopen.
+///
+/// # Errors
+///
+/// A [`Refusal`], as for [`elicit`] (`unsupported` when the client did not
+/// declare the `roots` capability).
+pub fn list_roots() -> Result<Vec<Root>, Refusal> {
+    wit::list_roots()
 }
 
 impl RefusalCode {

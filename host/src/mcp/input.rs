@@ -1,11 +1,11 @@
-//! How a tool's questions (`elicit`, `sample`) reach an MCP caller: the two
-//! [`Asker`]s of the runtime's `interaction` import.
+//! How a tool's questions (`elicit`, `sample`, `list-roots`) reach an MCP
+//! caller: the two [`Asker`]s of the runtime's `interaction` import.
 //!
-//! - A handshake-era session (2025-06-18, 2025-11-25; sampling from
-//!   2024-11-05) is asked directly: [`Live`] sends `elicitation/create` or
-//!   `sampling/createMessage` to the client, marked as coming from the call's
-//!   request so the Streamable HTTP transport writes it on the call's own
-//!   stream, and the waiting guest gets the answer.
+//! - A handshake-era session (2025-06-18, 2025-11-25; sampling and roots
+//!   from 2024-11-05) is asked directly: [`Live`] sends `elicitation/create`,
+//!   `sampling/createMessage` or `roots/list` to the client, marked as coming
+//!   from the call's request so the Streamable HTTP transport writes it on the
+//!   call's own stream, and the waiting guest gets the answer.
 //! - A stateless caller (2026-07-28) cannot be asked mid-call. [`Replay`]
 //!   answers each question the caller has already answered, in order, and
 //!   suspends the call at the first new one; the handler then answers
@@ -15,7 +15,7 @@
 //!   rounds, and any replica sharing the store's signing key serves the retry.
 //!
 //! Either way a question the client did not declare the capability for
-//! (`elicitation`, `sampling`) is refused as `unsupported` without asking.
+//! (`elicitation`, `sampling`, `roots`) is refused as `unsupported` without asking.
 //!
 //! The `requestState` is an HMAC-SHA256 token (rmcp's `RequestStateCodec`,
 //! under a key derived from the store's signing key) over the answers so far
@@ -55,6 +55,7 @@ fn declared(capabilities: Option<&ClientCapabilities>, request: &InputRequest) -
     capabilities.is_some_and(|caps| match request {
         InputRequest::Elicit(_) => caps.elicitation.is_some(),
         InputRequest::Sample(_) => caps.sampling.is_some(),
+        InputRequest::ListRoots => caps.roots.is_some(),
     })
 }
 

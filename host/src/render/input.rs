@@ -1,6 +1,6 @@
 //! The wire forms of a tool's questions to its caller and of the caller's
-//! answers (the `interaction` import): MCP's `elicitation/create` and
-//! `sampling/createMessage` requests, the 2026-07-28 `input_required` result
+//! answers (the `interaction` import): MCP's `elicitation/create`,
+//! `sampling/createMessage` and `roots/list` requests, the 2026-07-28 `input_required` result
 //! that carries one to a stateless caller, and the A2A task that waits for
 //! input.
 //!
@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use super::ServerInfo;
 use super::mcp::SERVER_INFO_KEY;
 use crate::result::input::{
-    ElicitAnswer, InputAnswer, InputRequest, InputRequired, SampleAnswer, SampleRequest,
+    ElicitAnswer, InputAnswer, InputRequest, InputRequired, Root, SampleAnswer, SampleRequest,
 };
 use crate::result::{ContentPart, Role};
 
@@ -30,6 +30,7 @@ pub fn method(request: &InputRequest) -> &'static str {
     match request {
         InputRequest::Elicit(_) => "elicitation/create",
         InputRequest::Sample(_) => "sampling/createMessage",
+        InputRequest::ListRoots => "roots/list",
     }
 }
 
@@ -42,6 +43,7 @@ pub fn request_json(request: &InputRequest) -> Value {
             "requestedSchema": elicit.schema,
         }),
         InputRequest::Sample(sample) => sample_params(sample),
+        InputRequest::ListRoots => json!({}),
     };
     json!({ "method": method(request), "params": params })
 }
@@ -204,7 +206,35 @@ pub fn answer(request: &InputRequest, answer: &Value) -> Result<InputAnswer, Str
             Ok(InputAnswer::Elicit(answer))
         }
         InputRequest::Sample(_) => sample_answer(object).map(InputAnswer::Sample),
+        InputRequest::ListRoots => roots_answer(object).map(InputAnswer::Roots),
     }
+}
+
+/// A `ListRootsResult`: every root has a string `uri`, and a `name` if any
+/// is a string.
+fn roots_answer(object: &Map<String, Value>) -> Result<Vec<Root>, String> {
+    let Some(Value::Array(roots)) = object.get("roots") else {
+        return Err("the answer has no `roots` array".into());
+    };
+    roots
+        .iter()
+        .enumerate()
+        .map(|(at, root)| {
+            let uri = root
+                .get("uri")
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("root {at} of the answer has no string `uri`"))?;
+            let name = match root.get("name") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(name)) => Some(name.clone()),
+                Some(_) => return Err(format!("the `name` of root {at} is not a string")),
+            };
+            Ok(Root {
+                uri: uri.to_owned(),
+                name,
+            })
+        })
+        .collect()
 }
 
 fn sample_answer(object: &Map<String, Value>) -> Result<SampleAnswer, String> {
@@ -269,6 +299,7 @@ pub fn a2a_task(required: &InputRequired, task_id: &str) -> String {
     let question = match &required.request {
         InputRequest::Elicit(elicit) => elicit.message.clone(),
         InputRequest::Sample(_) => "The tool asks for a message from a model.".to_owned(),
+        InputRequest::ListRoots => "The tool asks which roots the client shares.".to_owned(),
     };
     let task = json!({
         "id": task_id,
@@ -346,6 +377,49 @@ mod tests {
             wire["params"]["requestedSchema"]["required"],
             json!(["name"])
         );
+    }
+
+    #[test]
+    fn a_roots_question_and_its_answer() {
+        let request = server_request(&InputRequest::ListRoots).unwrap();
+        assert!(matches!(request, ServerRequest::ListRootsRequest(_)));
+        let required = InputRequired {
+            key: "roots-1".into(),
+            request: InputRequest::ListRoots,
+            state: "sealed".into(),
+        };
+        let wire = serde_json::to_value(input_required(&required, None).unwrap()).unwrap();
+        assert_eq!(wire["inputRequests"]["roots-1"]["method"], "roots/list");
+
+        let roots = answer(
+            &InputRequest::ListRoots,
+            &json!({"roots": [{"uri": "file:///work", "name": "Work"}, {"uri": "file:///tmp"}]}),
+        )
+        .unwrap();
+        assert_eq!(
+            roots,
+            InputAnswer::Roots(vec![
+                Root {
+                    uri: "file:///work".into(),
+                    name: Some("Work".into())
+                },
+                Root {
+                    uri: "file:///tmp".into(),
+                    name: None
+                },
+            ])
+        );
+        for (bad, says) in [
+            (json!({}), "`roots`"),
+            (json!({"roots": [{"name": "x"}]}), "root 0"),
+            (
+                json!({"roots": [{"uri": "file:///a", "name": 3}]}),
+                "`name`",
+            ),
+        ] {
+            let why = answer(&InputRequest::ListRoots, &bad).unwrap_err();
+            assert!(why.contains(says), "{bad}: {why}");
+        }
     }
 
     #[test]

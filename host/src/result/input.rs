@@ -1,6 +1,6 @@
 //! Questions a tool puts to its caller during a call, and their answers, as the
-//! WIT `interaction` import states them: a form for the user (elicitation) or a
-//! message from the caller's model (sampling).
+//! WIT `interaction` import states them: a form for the user (elicitation), a
+//! message from the caller's model (sampling), or the roots the client shares.
 //!
 //! Like the result object, these say what is asked, not how: the renderers of
 //! `render::input` write them as a server-to-client request of a handshake-era
@@ -18,14 +18,18 @@ pub enum InputRequest {
     Elicit(ElicitRequest),
     /// A message from the caller's model.
     Sample(SampleRequest),
+    /// The roots (directories, files) the client shares.
+    ListRoots,
 }
 
 impl InputRequest {
-    /// The client capability the question needs (`elicitation`, `sampling`).
+    /// The client capability the question needs (`elicitation`, `sampling`,
+    /// `roots`).
     pub fn capability(&self) -> &'static str {
         match self {
             InputRequest::Elicit(_) => "elicitation",
             InputRequest::Sample(_) => "sampling",
+            InputRequest::ListRoots => "roots",
         }
     }
 }
@@ -70,6 +74,14 @@ pub struct ModelPreferences {
 pub enum InputAnswer {
     Elicit(ElicitAnswer),
     Sample(SampleAnswer),
+    Roots(Vec<Root>),
+}
+
+/// A directory or file the client shares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Root {
+    pub uri: String,
+    pub name: Option<String>,
 }
 
 /// What the user did with a form.

@@ -1,5 +1,5 @@
 //! The `interaction` import: the questions a guest puts to its caller during a
-//! call (`elicit`, `sample`), and the [`Asker`] through which they reach it.
+//! call (`elicit`, `sample`, `list-roots`), and the [`Asker`] through which they reach it.
 //!
 //! The runtime knows nothing of protocols. It checks a question (a requested
 //! schema that is a JSON object, sampling messages of text, images or audio),
@@ -146,7 +146,7 @@ impl wit::Host for CallState {
                 ElicitAnswer::Decline => wit::ElicitAnswer::Decline,
                 ElicitAnswer::Cancel => wit::ElicitAnswer::Cancel,
             }),
-            Ok(InputAnswer::Sample(_)) => Err(mismatched()),
+            Ok(_) => Err(mismatched()),
             Err(refusal) => Err(to_wit_refusal(refusal)),
         })
     }
@@ -161,7 +161,21 @@ impl wit::Host for CallState {
         };
         Ok(match self.ask(request).await? {
             Ok(InputAnswer::Sample(answer)) => Ok(to_wit_answer(answer)),
-            Ok(InputAnswer::Elicit(_)) => Err(mismatched()),
+            Ok(_) => Err(mismatched()),
+            Err(refusal) => Err(to_wit_refusal(refusal)),
+        })
+    }
+
+    async fn list_roots(&mut self) -> wasmtime::Result<Result<Vec<wit::Root>, wit::Refusal>> {
+        Ok(match self.ask(InputRequest::ListRoots).await? {
+            Ok(InputAnswer::Roots(roots)) => Ok(roots
+                .into_iter()
+                .map(|root| wit::Root {
+                    uri: root.uri,
+                    name: root.name,
+                })
+                .collect()),
+            Ok(_) => Err(mismatched()),
             Err(refusal) => Err(to_wit_refusal(refusal)),
         })
     }
