@@ -50,6 +50,9 @@ pub struct Request {
     pub max_http_request_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_http_response_bytes: Option<u64>,
+    /// Questions to the caller per call; 0 says the component never asks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_input_requests: Option<u32>,
 }
 
 /// A requested directory.
@@ -66,10 +69,15 @@ impl Request {
     ///
     /// # Errors
     ///
-    /// The TOML error, or a budget of 0.
+    /// The TOML error, or a budget of 0 (except `max_input_requests`: a
+    /// component that never asks its caller may say so).
     pub fn parse(text: &str) -> Result<Request, String> {
         let request: Request = toml::from_str(text).map_err(|e| e.message().to_owned())?;
-        if let Some((key, _)) = request.budgets().into_iter().find(|(_, v)| *v == Some(0)) {
+        if let Some((key, _)) = request
+            .budgets()
+            .into_iter()
+            .find(|(key, v)| *v == Some(0) && *key != "max_input_requests")
+        {
             return Err(format!(
                 "{key} = 0 would stop every call; leave it out or give more"
             ));
@@ -111,7 +119,7 @@ impl Request {
         toml::to_string(self).expect("a request serializes")
     }
 
-    fn budgets(&self) -> [(&'static str, Option<u64>); 9] {
+    fn budgets(&self) -> [(&'static str, Option<u64>); 10] {
         [
             ("memory_mib", self.memory_mib),
             ("timeout_ms", self.timeout_ms),
@@ -122,6 +130,7 @@ impl Request {
             ("max_http_requests", self.max_http_requests.map(u64::from)),
             ("max_http_request_bytes", self.max_http_request_bytes),
             ("max_http_response_bytes", self.max_http_response_bytes),
+            ("max_input_requests", self.max_input_requests.map(u64::from)),
         ]
     }
 }
@@ -258,6 +267,11 @@ pub fn effective(granted: &PolicyConfig, request: Option<&Request>) -> (PolicyCo
         "max_http_requests",
         &mut policy.max_http_requests,
         request.max_http_requests,
+    );
+    small(
+        "max_input_requests",
+        &mut policy.max_input_requests,
+        request.max_input_requests,
     );
     (policy, missing)
 }
@@ -414,6 +428,22 @@ mod tests {
                 "environment variable SECRET",
                 "timeout_ms = 60000 (granted 10000)"
             ]
+        );
+    }
+
+    #[test]
+    fn a_component_may_ask_its_caller_less_often_or_never() {
+        let never = Request::parse("max_input_requests = 0").unwrap();
+        let (policy, missing) = effective(&granted(), Some(&never));
+        assert_eq!(policy.max_input_requests, 0, "0 is a request, not an error");
+        assert!(missing.is_empty());
+        let more = Request::parse("max_input_requests = 40").unwrap();
+        let (policy, missing) = effective(&granted(), Some(&more));
+        assert_eq!(policy.max_input_requests, 8, "never more than granted");
+        assert_eq!(missing, ["max_input_requests = 40 (granted 8)"]);
+        assert_eq!(
+            beyond(Some(&more), Some(&never)),
+            ["max_input_requests = 40 (approved 0)"]
         );
     }
 
