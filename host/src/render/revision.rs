@@ -48,12 +48,13 @@ impl Revision {
         self >= Revision::V2025_06_18
     }
 
-    /// From 2026-07-28 structured content may be any JSON value, and every
-    /// result says its `resultType`.
+    /// `elicitation/create` exists from 2025-06-18.
     pub fn has_elicitation(self) -> bool {
         self >= Revision::V2025_06_18
     }
 
+    /// From 2026-07-28 structured content may be any JSON value, and every
+    /// result says its `resultType`.
     pub fn is_stateless(self) -> bool {
         self >= Revision::V2026_07_28
     }
