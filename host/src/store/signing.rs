@@ -81,10 +81,24 @@ impl Signer {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let mut file = super::private::create_new(path)?;
-        let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
-        file.write_all(hex.as_bytes())?;
-        Ok(Signer::new(key))
+        // Written whole under a name of this process's, then linked into place:
+        // replicas starting together never read a half-written key, and the
+        // one that links second uses the first one's key.
+        let mut tag = [0u8; 8];
+        getrandom::fill(&mut tag).map_err(|e| std::io::Error::other(e.to_string()))?;
+        let partial = path.with_extension(format!("partial-{}", u64::from_le_bytes(tag)));
+        let written = super::private::create_new(&partial).and_then(|mut file| {
+            let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
+            file.write_all(hex.as_bytes())?;
+            file.sync_all()
+        });
+        let linked = written.and_then(|()| std::fs::hard_link(&partial, path));
+        let _ = std::fs::remove_file(&partial);
+        match linked {
+            Ok(()) => Ok(Signer::new(key)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Signer::load_or_create(path),
+            Err(e) => Err(e),
+        }
     }
 
     /// The link to result `id` of `principal`, valid until `expires` (unix seconds).
@@ -198,6 +212,21 @@ mod tests {
         }
         let other_key = Signer::new(b"another key, another host........".to_vec());
         assert_eq!(other_key.verify(&link, None, 0), None);
+    }
+
+    #[test]
+    fn replicas_starting_together_share_one_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("signing.key");
+        let keys: Vec<Vec<u8>> = std::thread::scope(|scope| {
+            let starts: Vec<_> = (0..16)
+                .map(|_| scope.spawn(|| Signer::load_or_create(&path).unwrap().key))
+                .collect();
+            starts.into_iter().map(|s| s.join().unwrap()).collect()
+        });
+        assert!(keys.iter().all(|key| *key == keys[0]), "{keys:?}");
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "no partial file is left: {left:?}");
     }
 
     #[test]
