@@ -269,16 +269,54 @@ fn a_guest_over_its_question_budget_ends_as_resource_limit() {
         text.contains("resource_limit") && text.contains("max_input_requests"),
         "{text}"
     );
-    // Within the budget, the same tool succeeds.
-    let (_, response) = client.request_answering(
-        "tools/call",
-        json!({"name": "pester", "arguments": {"times": 2}}),
-        |_| Ok(json!({"action": "accept", "content": {}})),
-    );
-    assert_eq!(
-        text_of(call_result(&schemas, revision, &response)),
-        "Asked 2 times."
-    );
+    // Within the budget, the same tool succeeds, one by one or in a batch.
+    for arguments in [json!({"times": 2}), json!({"times": 2, "at_once": true})] {
+        let (_, response) = client.request_answering(
+            "tools/call",
+            json!({"name": "pester", "arguments": arguments}),
+            |_| Ok(json!({"action": "accept", "content": {}})),
+        );
+        assert_eq!(
+            text_of(call_result(&schemas, revision, &response)),
+            "Asked 2 times.",
+            "{arguments}"
+        );
+    }
+    // A batch past the budget: the first two are asked, the call still ends
+    // as resource_limit. A batch longer than any budget is not looked at.
+    for (times, reaching) in [(5, 2), (10_000, 0)] {
+        let mut asked = 0;
+        let (_, response) = client.request_answering(
+            "tools/call",
+            json!({"name": "pester", "arguments": {"times": times, "at_once": true}}),
+            |_| {
+                asked += 1;
+                Ok(json!({"action": "accept", "content": {}}))
+            },
+        );
+        assert_eq!(asked, reaching, "a batch of {times}");
+        let text = call_result(&schemas, revision, &response).to_string();
+        assert!(
+            text.contains("resource_limit") && text.contains("max_input_requests"),
+            "a batch of {times}: {text}"
+        );
+    }
+    // One key twice, or a key that is no key: refused to the guest as
+    // invalid_request, and nothing more is asked.
+    for key in ["same", "not a key"] {
+        let mut asked = 0;
+        let (_, response) = client.request_answering(
+            "tools/call",
+            json!({"name": "pester", "arguments": {"times": 2, "at_once": true, "key": key}}),
+            |_| {
+                asked += 1;
+                Ok(json!({"action": "accept", "content": {}}))
+            },
+        );
+        let text = call_result(&schemas, revision, &response).to_string();
+        assert!(text.contains("invalid_request"), "{key}: {text}");
+        assert_eq!(asked, usize::from(key == "same"), "{key}");
+    }
 }
 
 fn modern(capabilities: Value) -> Value {
@@ -369,8 +407,35 @@ fn a_stateless_caller_answers_input_required_and_the_retry_replays_the_tool() {
     let (_, request, _) = input_required(&schemas, &again);
     assert_eq!(request["params"]["message"], "Ada, your favourite colour?");
 
+    // Answers without a state are matched by key to the questions the tool
+    // asks: the second answer alone leaves the first question open, both
+    // (and a key nobody asked) complete the call, an answer that does not
+    // fit its form is asked for again.
+    let (_, open) = client.request(
+        "tools/call",
+        call(json!({"inputResponses": answer2.clone()})),
+    );
+    let (key, request, _) = input_required(&schemas, &open);
+    assert_eq!(
+        (key.as_str(), &request["params"]["message"]),
+        (key1.as_str(), &json!("What is your name?"))
+    );
+    let mut both = answer2.clone();
+    both[&key1] = json!({"action": "accept", "content": {"name": "Ada"}});
+    both["unknown_extra_key"] = json!({"action": "accept", "content": {}});
+    let (_, done) = client.request("tools/call", call(json!({"inputResponses": both.clone()})));
+    let result = call_result(&schemas, revision, &done);
+    assert_eq!(
+        result["structuredContent"],
+        json!({"name": "Ada", "colour": "green"})
+    );
+    both[&key2] = json!({"action": "accept", "content": {"colour": 7}});
+    let (_, unfit) = client.request("tools/call", call(json!({"inputResponses": both})));
+    let (key, _, _) = input_required(&schemas, &unfit);
+    assert_eq!(key, key2, "an unfit answer is asked for again: {unfit}");
+
     // Refused before the tool runs, with -32602: a forged state, a state for
-    // other arguments or another tool, answers without a state.
+    // other arguments or another tool.
     let mut forged = state2.clone();
     let flipped = if forged.ends_with('A') { 'B' } else { 'A' };
     forged.pop();
@@ -384,7 +449,6 @@ fn a_stateless_caller_answers_input_required_and_the_retry_replays_the_tool() {
             other
         },
         json!({"name": "confirm", "arguments": {"action": "x"}, "_meta": meta.clone(), "inputResponses": answer2.clone(), "requestState": state2.clone()}),
-        call(json!({"inputResponses": answer2.clone()})),
     ];
     for params in refusals {
         let (_, refused) = client.request("tools/call", params.clone());
@@ -419,4 +483,133 @@ fn a_stateless_caller_answers_a_sampling_request_the_same_way() {
     );
     let result = call_result(&schemas, Revision::V2026_07_28, &done);
     assert_eq!(text_of(result), "white hush");
+}
+
+/// A client of the conformance guest, whose prompt
+/// `test_input_required_result_prompt` and resource `test://input-required`
+/// ask the user for a context (key `user_context`).
+fn start_conformance() -> Client {
+    Client::start_with(&format!(
+        "[host]\ndata_dir = \"{}\"\n[[plugin]]\npath = \"{}\"\n",
+        root().join("target/test-data").display(),
+        guest("conformance").display(),
+    ))
+}
+
+const PROMPT: &str = "test_input_required_result_prompt";
+const RESOURCE: &str = "test://input-required";
+
+#[test]
+fn a_prompt_and_a_resource_ask_a_handshake_client_on_the_requests_stream() {
+    let schemas = McpSchemas::load();
+    for revision in [Revision::V2025_06_18, Revision::V2025_11_25] {
+        let mut client = start_conformance();
+        client.initialize_with(revision, json!({"elicitation": {}}));
+        let answer = |request: &Value| {
+            assert_eq!(request["method"], "elicitation/create", "{request}");
+            checked(&schemas, revision, "ElicitRequest", request);
+            Ok(json!({"action": "accept", "content": {"context": "tea"}}))
+        };
+        let (_, got) = client.request_answering("prompts/get", json!({"name": PROMPT}), answer);
+        let result = checked(&schemas, revision, "GetPromptResult", &got["result"]);
+        assert_eq!(
+            result.get("_meta"),
+            None,
+            "{revision}: no serverInfo before 2026-07-28"
+        );
+        assert_eq!(
+            result["messages"][0]["content"]["text"], "Answer with this context in mind: tea",
+            "{revision}"
+        );
+        let (_, read) =
+            client.request_answering("resources/read", json!({"uri": RESOURCE}), answer);
+        let result = checked(&schemas, revision, "ReadResourceResult", &read["result"]);
+        assert_eq!(result["contents"][0]["text"], "Context: tea", "{revision}");
+
+        // A client without elicitation: the guest's refusal is its coded error.
+        let mut unasked = start_conformance();
+        unasked.initialize_with(revision, json!({}));
+        let (_, refused) = unasked.request("prompts/get", json!({"name": PROMPT}));
+        assert!(
+            refused["error"].to_string().contains("unsupported"),
+            "{revision}: {refused}"
+        );
+    }
+}
+
+#[test]
+fn a_prompt_and_a_resource_answer_a_stateless_caller_input_required() {
+    let schemas = McpSchemas::load();
+    let mut client = start_conformance();
+    let meta = modern(json!({"elicitation": {}}));
+    let tea = json!({"user_context": {"action": "accept", "content": {"context": "tea"}}});
+    for (method, params, done, text) in [
+        (
+            "prompts/get",
+            json!({"name": PROMPT, "_meta": meta.clone()}),
+            "GetPromptResult",
+            "/messages/0/content/text",
+        ),
+        (
+            "resources/read",
+            json!({"uri": RESOURCE, "_meta": meta.clone()}),
+            "ReadResourceResult",
+            "/contents/0/text",
+        ),
+    ] {
+        let (_, first) = client.request(method, params.clone());
+        let (key, request, state) = input_required(&schemas, &first);
+        assert_eq!(key, "user_context", "{method}");
+        assert_eq!(request["method"], "elicitation/create", "{method}");
+
+        let with = |extra: Value| {
+            let mut params = params.clone();
+            params
+                .as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            params
+        };
+        let (_, second) = client.request(
+            method,
+            with(json!({"inputResponses": tea.clone(), "requestState": state.clone()})),
+        );
+        let result = checked(&schemas, Revision::V2026_07_28, done, &second["result"]);
+        assert_eq!(result["resultType"], "complete", "{method}: {result}");
+        assert_eq!(
+            result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "toolhost",
+            "{method}: a 2026-07-28 result names its server"
+        );
+        assert!(
+            result
+                .pointer(text)
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.ends_with("tea")),
+            "{method}: {result}"
+        );
+
+        // The state is bound to the request it was issued for: not to the
+        // other method, another prompt or resource, or a forged copy.
+        let mut forged = state.clone();
+        forged.insert(forged.len() / 2, 'x');
+        let (_, refused) = client.request(
+            method,
+            with(json!({"inputResponses": tea.clone(), "requestState": forged})),
+        );
+        assert_eq!(refused["error"]["code"], -32602, "{method}: {refused}");
+        let (other_method, other) = if method == "prompts/get" {
+            ("resources/read", json!({"uri": RESOURCE}))
+        } else {
+            ("prompts/get", json!({"name": PROMPT}))
+        };
+        let mut other = other;
+        other["_meta"] = meta.clone();
+        other["inputResponses"] = tea.clone();
+        other["requestState"] = json!(state);
+        let (_, refused) = client.request(other_method, other);
+        assert_eq!(
+            refused["error"]["code"], -32602,
+            "a {method} state for {other_method}: {refused}"
+        );
+    }
 }

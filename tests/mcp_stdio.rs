@@ -245,7 +245,8 @@ fn prompts_are_listed_and_filled_in_every_revision_within_its_schema() {
                 "test_simple_prompt",
                 "test_prompt_with_arguments",
                 "test_prompt_with_embedded_resource",
-                "test_prompt_with_image"
+                "test_prompt_with_image",
+                "test_input_required_result_prompt"
             ],
             "{revision}"
         );
@@ -374,11 +375,12 @@ fn resources_and_completions_of_plugins_in_every_revision_within_their_schema() 
                 "test://static-text",
                 "test://static-binary",
                 "test://watched-resource",
+                "test://input-required",
                 "notes://index"
             ],
             "{revision}"
         );
-        let index = &listed["resources"][3];
+        let index = &listed["resources"][4];
         assert_eq!(
             index.get("title").is_some(),
             revision >= Revision::V2025_06_18,

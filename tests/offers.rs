@@ -12,13 +12,39 @@ use common::host::{TestHost, guest, root};
 use serde_json::{Map, Value, json};
 use toolhost::catalog::{Caller, Catalog};
 use toolhost::config::Config;
-use toolhost::result::{ErrorCode, ResourceBody};
-use toolhost::runtime::{EngineSettings, Runtime};
+use toolhost::result::{Contents, ErrorCode, Prompt, ResourceBody, ToolError};
+use toolhost::runtime::{CallIo, EngineSettings, Offered, Runtime};
 
 fn conformance(policy: &str) -> String {
     format!(
         "[[plugin]]\npath = \"{}\"\n{policy}",
         guest("conformance").display()
+    )
+}
+
+/// What a prompt's `get` or a resource's `read` answered to a caller that
+/// cannot be asked (these prompts and resources ask nothing).
+fn answered<T>(offered: Result<Offered<T>, ToolError>) -> Result<T, ToolError> {
+    match offered? {
+        Offered::Answer(answer) => Ok(answer),
+        Offered::Asking(questions) => panic!("asked {questions:?} without an asker"),
+    }
+}
+
+async fn get_prompt(catalog: &Catalog, name: &str, id: &str) -> Result<Prompt, ToolError> {
+    let prompt = catalog.prompt(name).unwrap();
+    answered(
+        catalog
+            .get_prompt(prompt, None, &Caller::local(), id, CallIo::default())
+            .await,
+    )
+}
+
+async fn read(catalog: &Catalog, uri: &str, caller: &Caller) -> Result<Vec<Contents>, ToolError> {
+    answered(
+        catalog
+            .read_resource(uri, caller, "r-1", CallIo::default())
+            .await,
     )
 }
 
@@ -30,15 +56,10 @@ fn arguments(value: Value) -> Map<String, Value> {
 async fn a_prompt_larger_than_the_result_budget_ends_with_resource_limit() {
     let host = TestHost::new(&conformance("[plugin.policy]\nmax_result_bytes = 200\n")).await;
     let catalog = &host.catalog;
-    let simple = catalog.prompt("test_simple_prompt").unwrap();
-    let filled = catalog
-        .get_prompt(simple, None, &Caller::local(), "r-1")
-        .await;
+    let filled = get_prompt(catalog, "test_simple_prompt", "r-1").await;
     assert_eq!(filled.unwrap().messages.len(), 1, "a small prompt fits");
 
-    let image = catalog.prompt("test_prompt_with_image").unwrap();
-    let error = catalog
-        .get_prompt(image, None, &Caller::local(), "r-2")
+    let error = get_prompt(catalog, "test_prompt_with_image", "r-2")
         .await
         .unwrap_err();
     assert_eq!(error.code, ErrorCode::ResourceLimit, "{error:?}");
@@ -53,9 +74,7 @@ async fn a_prompt_larger_than_the_result_budget_ends_with_resource_limit() {
     );
 
     // The next request is served.
-    let again = catalog
-        .get_prompt(simple, None, &Caller::local(), "r-3")
-        .await;
+    let again = get_prompt(catalog, "test_simple_prompt", "r-3").await;
     assert!(again.is_ok());
 }
 
@@ -64,21 +83,14 @@ async fn resources_read_by_uri_and_by_template_and_unknown_ones_are_not_found() 
     let host = TestHost::new(&conformance("")).await;
     let catalog = &host.catalog;
     let local = Caller::local();
-    let text = catalog
-        .read_resource("test://static-text", &local, "r-1")
-        .await
-        .unwrap();
+    let text = read(catalog, "test://static-text", &local).await.unwrap();
     assert_eq!(
         text[0].body,
         ResourceBody::Text("This is the content of the static text resource.".into())
     );
-    let binary = catalog
-        .read_resource("test://static-binary", &local, "r-2")
-        .await
-        .unwrap();
+    let binary = read(catalog, "test://static-binary", &local).await.unwrap();
     assert!(matches!(&binary[0].body, ResourceBody::Bytes(b) if b.starts_with(b"\x89PNG")));
-    let templated = catalog
-        .read_resource("test://template/42/data", &local, "r-3")
+    let templated = read(catalog, "test://template/42/data", &local)
         .await
         .unwrap();
     let ResourceBody::Text(json_text) = &templated[0].body else {
@@ -94,10 +106,7 @@ async fn resources_read_by_uri_and_by_template_and_unknown_ones_are_not_found() 
         "test://template//data",
         "test://template/1/2/data",
     ] {
-        let error = catalog
-            .read_resource(unknown, &local, "r-4")
-            .await
-            .unwrap_err();
+        let error = read(catalog, unknown, &local).await.unwrap_err();
         assert_eq!(error.code, ErrorCode::NotFound, "{unknown}");
         assert_eq!(error.details.unwrap()["uri"], unknown);
     }
@@ -177,6 +186,7 @@ async fn a_caller_without_the_plugins_privileges_sees_no_prompt_or_resource() {
             Some(&arguments(json!({"arg1": "a", "arg2": "b"}))),
             &outsider,
             "r-1",
+            CallIo::default(),
         )
         .await
         .unwrap_err();
@@ -187,13 +197,13 @@ async fn a_caller_without_the_plugins_privileges_sees_no_prompt_or_resource() {
             Some(&arguments(json!({"arg1": "a", "arg2": "b"}))),
             &insider,
             "r-2",
+            CallIo::default(),
         )
         .await;
-    assert!(filled.is_ok());
+    assert!(answered(filled).is_ok());
 
     assert!(!catalog.offers_resource("test://static-text", &outsider));
-    let hidden = catalog
-        .read_resource("test://static-text", &outsider, "r-3")
+    let hidden = read(catalog, "test://static-text", &outsider)
         .await
         .unwrap_err();
     assert_eq!(
@@ -201,12 +211,7 @@ async fn a_caller_without_the_plugins_privileges_sees_no_prompt_or_resource() {
         ErrorCode::NotFound,
         "reads as one that does not exist"
     );
-    assert!(
-        catalog
-            .read_resource("test://static-text", &insider, "r-4")
-            .await
-            .is_ok()
-    );
+    assert!(read(catalog, "test://static-text", &insider).await.is_ok());
     let unseen = catalog
         .complete(
             ("ref/prompt", "test_prompt_with_arguments"),

@@ -522,15 +522,15 @@ impl Catalog {
                     );
                     Called::Finished(result.into_builder().duration_ms(duration_ms).build())
                 }
-                Called::Asking(request) => {
+                Called::Asking(questions) => {
                     tracing::info!(
                         tool = tool.name.as_str(),
                         plugin = tool.provider.name(),
                         duration_ms,
-                        asks = request.capability(),
+                        questions = questions.len(),
                         "call stopped to ask its caller"
                     );
-                    Called::Asking(request)
+                    Called::Asking(questions)
                 }
             }
         };

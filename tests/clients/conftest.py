@@ -97,3 +97,16 @@ def http_url(tmp_path_factory):
     log_path = tmp_path_factory.mktemp("toolhost-http") / "server.log"
     with serving(log_path, lambda _port: CONFIG) as url:
         yield url
+
+
+NOTES = REPO / "guest-examples" / "target" / "wasm32-wasip2" / "release" / "notes.wasm"
+
+
+@pytest.fixture(scope="session")
+def notes_config(tmp_path_factory) -> Path:
+    """A configuration with the `notes` example alone: a plugin with a prompt,
+    resources, completions and a tool that asks the user."""
+    folder = tmp_path_factory.mktemp("notes")
+    config = folder / "toolhost.toml"
+    config.write_text(f'[host]\ndata_dir = "{folder / "data"}"\n[[plugin]]\npath = "{NOTES}"\n')
+    return config

@@ -45,16 +45,15 @@ def inspector_env(tmp_path_factory) -> dict[str, str]:
     }
 
 
-@pytest.fixture(scope="module")
-def session_file(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("inspector-config") / "mcp.json"
+def session_file_for(folder: Path, config: Path) -> Path:
+    path = folder / "mcp.json"
     path.write_text(
         json.dumps(
             {
                 "mcpServers": {
                     "toolhost": {
                         "command": str(TOOLHOST),
-                        "args": ["serve", "--config", str(CONFIG)],
+                        "args": ["serve", "--config", str(config)],
                         "cwd": str(REPO),
                         "protocolEra": "modern",
                     }
@@ -66,17 +65,16 @@ def session_file(tmp_path_factory) -> Path:
     return path
 
 
-@pytest.fixture(params=ERAS)
-def inspect(request, inspector_env, session_file):
-    """Runs the Inspector CLI for one method in this era; returns (exit code, the printed
-    result, a description of the run for assertion messages)."""
-    era = request.param
+def inspector(era: str, config: Path, session_file: Path, env: dict[str, str]):
+    """Runs the Inspector CLI for one method in `era` against toolhost serving `config`;
+    returns (exit code, the printed result, a description of the run for assertion
+    messages)."""
 
     def run(*method_args: str) -> tuple[int, dict[str, Any], str]:
         if era == "legacy":
             argv = [
                 str(INSPECTOR), "--cli", *method_args, "--format", "json",
-                "--", str(TOOLHOST), "serve", "--config", str(CONFIG),
+                "--", str(TOOLHOST), "serve", "--config", str(config),
             ]  # fmt: skip
         else:
             argv = [
@@ -84,7 +82,7 @@ def inspect(request, inspector_env, session_file):
                 *method_args, "--format", "json",
             ]  # fmt: skip
         proc = subprocess.run(
-            argv, cwd=REPO, env=inspector_env, capture_output=True, text=True, timeout=90, stdin=subprocess.DEVNULL
+            argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=90, stdin=subprocess.DEVNULL
         )
         where = f"{' '.join(argv)}\nexit {proc.returncode}\nstdout: {proc.stdout[-3000:]}\nstderr: {proc.stderr[-3000:]}"
         try:
@@ -96,6 +94,20 @@ def inspect(request, inspector_env, session_file):
 
     run.era = era  # type: ignore[attr-defined]
     return run
+
+
+@pytest.fixture(params=ERAS)
+def inspect(request, inspector_env, tmp_path_factory):
+    """The Inspector CLI against the example tools (`toolhost.default.toml`)."""
+    folder = tmp_path_factory.mktemp("inspector-config")
+    return inspector(request.param, CONFIG, session_file_for(folder, CONFIG), inspector_env)
+
+
+@pytest.fixture(params=ERAS)
+def inspect_notes(request, inspector_env, notes_config, tmp_path_factory):
+    """The Inspector CLI against the `notes` example (prompt, resources)."""
+    folder = tmp_path_factory.mktemp("inspector-notes")
+    return inspector(request.param, notes_config, session_file_for(folder, notes_config), inspector_env)
 
 
 def assert_era(result: dict[str, Any], era: str) -> None:
@@ -154,3 +166,28 @@ def test_call_divide_by_zero(inspect):
     assert "structuredContent" not in result, where
     assert any("b must not be zero" in block.get("text", "") for block in result["content"]), where
     assert_era(result, inspect.era)
+
+
+def test_prompts_get(inspect_notes):
+    code, result, where = inspect_notes(
+        "--method", "prompts/get", "--prompt-name", "summarize_note", "--prompt-args", "slug=results"
+    )
+    assert code == 0, where
+    embedded, question = result["messages"]
+    assert embedded["content"]["type"] == "resource", where
+    assert embedded["content"]["resource"]["uri"] == "notes://note/results", where
+    assert embedded["content"]["resource"]["text"].startswith("# Results"), where
+    assert question["content"]["text"] == "Summarize the note above in one sentence.", where
+    assert_era(result, inspect_notes.era)
+
+
+def test_resources_read_and_templates(inspect_notes):
+    code, result, where = inspect_notes("--method", "resources/read", "--uri", "notes://note/sandbox")
+    assert code == 0, where
+    (contents,) = result["contents"]
+    assert contents["mimeType"] == "text/markdown", where
+    assert contents["text"].startswith("# The sandbox"), where
+    assert_era(result, inspect_notes.era)
+    code, result, where = inspect_notes("--method", "resources/templates/list")
+    assert code == 0, where
+    assert [t["uriTemplate"] for t in result["resourceTemplates"]] == ["notes://note/{slug}"], where

@@ -5,7 +5,7 @@
 //! as the caller's protocol revision allows; the tool is the same for all.
 
 use serde::Deserialize;
-use toolhost_guest::interaction::{self, Answer};
+use toolhost_guest::interaction::{self, Answer, Question};
 use toolhost_guest::{
     CallContext, IntoToolResult, Part, Plugin, ToolDescriptor, ToolError, ToolResult, json,
     with_args,
@@ -26,6 +26,12 @@ struct Haiku {
 #[derive(Deserialize)]
 struct Pester {
     times: u32,
+    /// Ask them all in one batch (`ask`) instead of one after another.
+    #[serde(default)]
+    at_once: bool,
+    /// Put every question of the batch under this one key.
+    #[serde(default)]
+    key: Option<String>,
 }
 
 /// Asks whether to go ahead with `action`; answers what the user chose.
@@ -94,12 +100,41 @@ fn workspace() -> Result<ToolResult, ToolError> {
         .build())
 }
 
-/// Asks `times` questions whatever the answers (the budget test): the host
-/// refuses the one over `max_input_requests` and fails the call.
-fn pester(Pester { times }: Pester) -> Result<ToolResult, ToolError> {
+/// Asks `times` questions whatever the answers (the budget tests): the host
+/// refuses the ones over `max_input_requests` and fails the call, refuses a
+/// key asked twice, and ends a batch longer than any budget.
+fn pester(
+    Pester {
+        times,
+        at_once,
+        key,
+    }: Pester,
+) -> Result<ToolResult, ToolError> {
     let schema = json!({ "type": "object", "properties": {} });
-    for round in 1..=times {
-        interaction::elicit(&format!("Question {round}?"), &schema)?;
+    if at_once {
+        let keys: Vec<String> = (1..=times)
+            .map(|n| key.clone().unwrap_or_else(|| format!("question-{n}")))
+            .collect();
+        let batch: Vec<(&str, Question)> = keys
+            .iter()
+            .map(|key| {
+                let message = format!("Question {key}?");
+                (
+                    key.as_str(),
+                    Question::Elicit {
+                        message,
+                        schema: schema.clone(),
+                    },
+                )
+            })
+            .collect();
+        for reply in interaction::ask(&batch) {
+            reply?;
+        }
+    } else {
+        for round in 1..=times {
+            interaction::elicit(&format!("Question {round}?"), &schema)?;
+        }
     }
     Ok(ToolResult::empty()
         .part(Part::text(format!("Asked {times} times.")))
@@ -148,7 +183,11 @@ impl Plugin for Ask {
             )
             .input_schema(json!({
                 "type": "object",
-                "properties": { "times": { "type": "integer", "minimum": 0 } },
+                "properties": {
+                    "times": { "type": "integer", "minimum": 0 },
+                    "at_once": { "type": "boolean" },
+                    "key": { "type": "string" },
+                },
                 "required": ["times"],
             }))
             .read_only(true)

@@ -14,12 +14,13 @@
 use std::time::Duration;
 
 use toolhost_guest::completion::{Argument, Reference, Suggestions};
-use toolhost_guest::interaction::{self, Answer};
+use toolhost_guest::interaction::{self, Answer, Question, Reply};
 use toolhost_guest::prompts::{Prompt, PromptDescriptor, PromptMessage};
 use toolhost_guest::resources::{Contents, ResourceBody, ResourceDescriptor, TemplateDescriptor};
 use toolhost_guest::{
-    CallContext, Completion, ErrorCode, IntoToolResult, Part, Plugin, Prompts, Resources,
-    ToolDescriptor, ToolError, ToolResult, Value, json, log, not_found, progress, with_args,
+    CallContext, Completion, ContentPart, ErrorCode, IntoToolResult, Part, Plugin, Prompts,
+    Resources, ToolDescriptor, ToolError, ToolResult, Value, json, log, not_found, progress,
+    with_args,
 };
 
 /// A 1x1 PNG, one red pixel (8-bit RGB): signature, IHDR, IDAT (zlib),
@@ -271,7 +272,47 @@ fn ask_text(message: &str, name: &str) -> Result<String, ToolError> {
 fn input_required(name: &str) -> Result<ToolResult, ToolError> {
     let text = match name {
         "test_input_required_result_elicitation" => {
-            format!("Hello, {}!", ask_text("What is your name?", "name")?)
+            let schema = json!({
+                "type": "object",
+                "properties": { "name": { "type": "string" } },
+                "required": ["name"],
+            });
+            match interaction::elicit_as("user_name", "What is your name?", &schema)? {
+                Answer::Accept(form) => format!("Hello, {}!", form["name"].as_str().unwrap_or("")),
+                Answer::Decline | Answer::Cancel => "Hello, whoever you are!".to_owned(),
+            }
+        }
+        "test_input_required_result_multiple_inputs" => {
+            let schema = json!({"type": "object", "properties": { "name": { "type": "string" } }});
+            let replies = interaction::ask(&[
+                (
+                    "user_name",
+                    Question::Elicit {
+                        message: "What is your name?".into(),
+                        schema,
+                    },
+                ),
+                (
+                    "greeting",
+                    Question::Sample(interaction::text_request("Say hello.", 50)),
+                ),
+                ("client_roots", Question::ListRoots),
+            ]);
+            let mut said = Vec::with_capacity(replies.len());
+            for reply in replies {
+                said.push(match reply? {
+                    Reply::Form(Answer::Accept(form)) => {
+                        format!("name {}", form["name"].as_str().unwrap_or(""))
+                    }
+                    Reply::Form(_) => "no name".to_owned(),
+                    Reply::Sample(answer) => match answer.content {
+                        ContentPart::Text(text) => format!("greeting {:?}", text.text),
+                        _ => "a greeting that is not text".to_owned(),
+                    },
+                    Reply::Roots(roots) => format!("{} roots", roots.len()),
+                });
+            }
+            said.join("; ")
         }
         "test_input_required_result_sampling" => {
             interaction::sample_text("What is the capital of France?", 100)?
@@ -438,6 +479,10 @@ impl Plugin for Conformance {
                 "Asks the client which roots it shares (SEP-2322).",
             ),
             plain(
+                "test_input_required_result_multiple_inputs",
+                "Asks a name, a model and the roots in one round (SEP-2322).",
+            ),
+            plain(
                 "test_input_required_result_multi_round",
                 "Asks a name, then a colour, in two rounds (SEP-2322).",
             ),
@@ -552,6 +597,22 @@ impl Plugin for Conformance {
     }
 }
 
+/// Asks the user for a context under the key the suite's
+/// input-required-result-non-tool-request scenario expects (`user_context`).
+fn ask_context(message: &str) -> Result<String, ToolError> {
+    let schema = json!({
+        "type": "object",
+        "properties": { "context": { "type": "string" } },
+        "required": ["context"],
+    });
+    Ok(
+        match interaction::elicit_as("user_context", message, &schema)? {
+            Answer::Accept(form) => form["context"].as_str().unwrap_or_default().to_owned(),
+            Answer::Decline | Answer::Cancel => "none".to_owned(),
+        },
+    )
+}
+
 /// The prompts of the suite's `prompts-*` scenarios.
 impl Prompts for Conformance {
     fn describe_prompts() -> Vec<PromptDescriptor> {
@@ -569,6 +630,10 @@ impl Prompts for Conformance {
             )
             .argument("resourceUri", "URI of the resource to embed", true),
             PromptDescriptor::new("test_prompt_with_image", "A prompt with an image."),
+            PromptDescriptor::new(
+                "test_input_required_result_prompt",
+                "Asks the user what context to use, then puts it in its message (SEP-2322).",
+            ),
         ]
     }
 
@@ -605,6 +670,12 @@ impl Prompts for Conformance {
                 PromptMessage::user(Part::image(PNG, "image/png")),
                 PromptMessage::user(Part::text("Please analyze the image above.")),
             ],
+            "test_input_required_result_prompt" => {
+                let context = ask_context("What context should the prompt use?")?;
+                vec![PromptMessage::user(Part::text(format!(
+                    "Answer with this context in mind: {context}"
+                )))]
+            }
             other => return Err(not_found(format!("No prompt named {other}."))),
         };
         Ok(Prompt::new(messages))
@@ -642,6 +713,12 @@ impl Resources for Conformance {
                 "text/plain",
                 "A resource clients subscribe to.",
             ),
+            resource(
+                "test://input-required",
+                "input-required",
+                "text/plain",
+                "A resource that asks the user for its context before it is read.",
+            ),
         ]
     }
 
@@ -670,6 +747,10 @@ impl Resources for Conformance {
             ),
             "test://static-binary" => contents("image/png", ResourceBody::Bytes(PNG.to_vec())),
             "test://watched-resource" => contents("text/plain", text("Watched resource content.")),
+            "test://input-required" => {
+                let context = ask_context("What context should the resource hold?")?;
+                contents("text/plain", text(&format!("Context: {context}")))
+            }
             other => match other
                 .strip_prefix("test://template/")
                 .and_then(|rest| rest.strip_suffix("/data"))

@@ -5,18 +5,22 @@
 //!   `notes://note/{slug}` (one note);
 //! - a **prompt**, `summarize_note`, that embeds a note and asks for a summary;
 //! - **completions** of the `slug` of both;
-//! - a **tool**, `find_notes`, that answers with links to the notes it found.
+//! - **tools**: `find_notes`, that answers with links to the notes it found,
+//!   and `pick_note`, that asks the user which note to show (elicitation: the
+//!   host asks live or answers `input_required`, as the caller's revision
+//!   allows).
 //!
 //! The plugin implements [`Plugin`], [`Prompts`], [`Resources`] and
 //! [`Completion`], and is exported with `export_full!`.
 
 use serde::Deserialize;
 use toolhost_guest::completion::{Argument, Reference, Suggestions};
+use toolhost_guest::interaction::{self, Answer};
 use toolhost_guest::prompts::{Prompt, PromptDescriptor, PromptMessage};
 use toolhost_guest::resources::{Contents, ResourceBody, ResourceDescriptor, TemplateDescriptor};
 use toolhost_guest::{
-    CallContext, Completion, Part, Plugin, Prompts, Resources, ToolDescriptor, ToolError,
-    ToolResult, json, not_found, with_args,
+    CallContext, Completion, IntoToolResult, Part, Plugin, Prompts, Resources, ToolDescriptor,
+    ToolError, ToolResult, json, not_found, with_args,
 };
 
 /// The notes: slug, title, text.
@@ -81,6 +85,12 @@ impl Plugin for Notes {
             }))
             .read_only(true)
             .build(),
+            ToolDescriptor::new(
+                "pick_note",
+                "Asks the user which note to show, then shows it.",
+            )
+            .read_only(true)
+            .build(),
         ]
     }
 
@@ -104,9 +114,41 @@ impl Plugin for Notes {
                             .build()
                     }))
             }),
+            "pick_note" => pick_note().into_tool_result(),
             other => ToolResult::unknown_tool(other).build(),
         }
     }
+}
+
+/// Asks the user to pick a note (a form with one choice) and shows it; a user
+/// who declines or cancels gets no note, and that is no error.
+fn pick_note() -> Result<ToolResult, ToolError> {
+    let slugs: Vec<&str> = NOTES.iter().map(|(slug, _, _)| *slug).collect();
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "slug": { "type": "string", "title": "Note", "enum": slugs },
+        },
+        "required": ["slug"],
+    });
+    let slug = match interaction::elicit("Which note shall I show?", &schema)? {
+        Answer::Accept(form) => form["slug"].as_str().unwrap_or_default().to_owned(),
+        Answer::Decline | Answer::Cancel => {
+            return Ok(ToolResult::empty()
+                .part(Part::text("No note picked."))
+                .build());
+        }
+    };
+    let (slug, title, text) = note(&slug)?;
+    Ok(ToolResult::success(json!({ "slug": slug, "title": title }))
+        .part(Part::text(format!("# {title}\n\n{text}")))
+        .part(
+            Part::resource_link(note_uri(slug), slug)
+                .title(title)
+                .mime("text/markdown")
+                .build(),
+        )
+        .build())
 }
 
 impl Resources for Notes {

@@ -1,6 +1,7 @@
 //! Questions to the caller during a call: a form for the user ([`elicit`]), a
-//! message from the caller's model ([`sample`], [`sample_text`]), or the roots
-//! the client shares ([`list_roots`]).
+//! message from the caller's model ([`sample`], [`sample_text`]), the roots
+//! the client shares ([`list_roots`]), or several at once under keys of the
+//! tool's choosing ([`ask`]).
 //!
 //! The host decides how a question travels: to a client with a session it goes
 //! mid-call and the answer comes back here; a stateless client is told "input
@@ -59,17 +60,7 @@ pub enum Answer {
 /// is unusable (`invalid-request`), the call asked too many questions
 /// (`over-budget`) or the client failed to answer (`failed`).
 pub fn elicit(message: &str, schema: &Value) -> Result<Answer, Refusal> {
-    match wit::elicit(message, &schema.to_string())? {
-        wit::ElicitAnswer::Accept(content) => match serde_json::from_str(&content) {
-            Ok(Value::Object(fields)) => Ok(Answer::Accept(fields)),
-            _ => Err(Refusal {
-                code: RefusalCode::Failed,
-                message: "the host passed on a form that is not a JSON object".into(),
-            }),
-        },
-        wit::ElicitAnswer::Decline => Ok(Answer::Decline),
-        wit::ElicitAnswer::Cancel => Ok(Answer::Cancel),
-    }
+    form(wit::elicit(message, &schema.to_string())?)
 }
 
 /// Asks the caller's model to continue `request`'s conversation.
@@ -88,7 +79,16 @@ pub fn sample(request: &SamplingRequest) -> Result<SamplingAnswer, Refusal> {
 ///
 /// A [`Refusal`], as for [`elicit`].
 pub fn sample_text(prompt: &str, max_tokens: u32) -> Result<String, Refusal> {
-    let request = SamplingRequest {
+    Ok(match sample(&text_request(prompt, max_tokens))?.content {
+        ContentPart::Text(text) => text.text,
+        _ => String::new(),
+    })
+}
+
+/// A sampling request of one question in text from the user, answered in at
+/// most `max_tokens`: what [`sample_text`] asks, for a batch of [`ask`].
+pub fn text_request(prompt: &str, max_tokens: u32) -> SamplingRequest {
+    SamplingRequest {
         messages: vec![SamplingMessage {
             role: Role::User,
             content: ContentPart::text(prompt),
@@ -98,11 +98,7 @@ pub fn sample_text(prompt: &str, max_tokens: u32) -> Result<String, Refusal> {
         max_tokens,
         temperature: None,
         stop_sequences: Vec::new(),
-    };
-    Ok(match sample(&request)?.content {
-        ContentPart::Text(text) => text.text,
-        _ => String::new(),
-    })
+    }
 }
 
 /// The roots (directories, files) the client shares: where its user works.
@@ -114,6 +110,109 @@ pub fn sample_text(prompt: &str, max_tokens: u32) -> Result<String, Refusal> {
 /// declare the `roots` capability).
 pub fn list_roots() -> Result<Vec<Root>, Refusal> {
     wit::list_roots()
+}
+
+/// One question of a batch ([`ask`]).
+#[derive(Debug, Clone)]
+pub enum Question {
+    /// A form for the user, as [`elicit`] takes it.
+    Elicit { message: String, schema: Value },
+    /// A conversation for the caller's model, as [`sample`] takes it.
+    Sample(SamplingRequest),
+    /// The roots the client shares, as [`list_roots`] gives them.
+    ListRoots,
+}
+
+/// The answer to one question of a batch, of the question's kind.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    Form(Answer),
+    Sample(SamplingAnswer),
+    Roots(Vec<Root>),
+}
+
+/// Asks several questions at once, each under a key of the tool's choosing
+/// (1 to 64 characters of `A-Z a-z 0-9 _ . -`, each used once in a call); the
+/// answers come back in the order of the questions.
+///
+/// A stateless caller gets every unanswered question of the batch in one
+/// round and answers them under these keys; a caller with a session is asked
+/// one after another. Each question counts against the call's budget.
+///
+/// ```no_run
+/// use toolhost_guest::interaction::{ask, Question, Reply};
+/// use toolhost_guest::json;
+///
+/// let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+/// let replies = ask(&[
+///     ("user_name", Question::Elicit { message: "Your name?".into(), schema }),
+///     ("workspace", Question::ListRoots),
+/// ]);
+/// if let Ok(Reply::Roots(roots)) = &replies[1] {
+///     println!("{} roots", roots.len());
+/// }
+/// ```
+pub fn ask(questions: &[(&str, Question)]) -> Vec<Result<Reply, Refusal>> {
+    let batch: Vec<(String, wit::Question)> = questions
+        .iter()
+        .map(|(key, question)| {
+            let question = match question {
+                Question::Elicit { message, schema } => wit::Question::Elicit(wit::ElicitRequest {
+                    message: message.clone(),
+                    requested_schema: schema.to_string(),
+                }),
+                Question::Sample(request) => wit::Question::Sample(request.clone()),
+                Question::ListRoots => wit::Question::ListRoots,
+            };
+            ((*key).to_owned(), question)
+        })
+        .collect();
+    wit::ask(&batch)
+        .into_iter()
+        .map(|answer| {
+            Ok(match answer? {
+                wit::Answer::Elicit(answer) => Reply::Form(form(answer)?),
+                wit::Answer::Sample(answer) => Reply::Sample(answer),
+                wit::Answer::Roots(roots) => Reply::Roots(roots),
+            })
+        })
+        .collect()
+}
+
+/// [`elicit`] under a key of the tool's choosing: the key a stateless caller
+/// answers under (see [`ask`]).
+///
+/// # Errors
+///
+/// A [`Refusal`], as for [`elicit`].
+pub fn elicit_as(key: &str, message: &str, schema: &Value) -> Result<Answer, Refusal> {
+    let question = Question::Elicit {
+        message: message.to_owned(),
+        schema: schema.clone(),
+    };
+    match ask(&[(key, question)]).pop() {
+        Some(Ok(Reply::Form(answer))) => Ok(answer),
+        Some(Err(refusal)) => Err(refusal),
+        _ => Err(Refusal {
+            code: RefusalCode::Failed,
+            message: "the host answered a form with something else".into(),
+        }),
+    }
+}
+
+/// A form's answer as the host passed it on.
+fn form(answer: wit::ElicitAnswer) -> Result<Answer, Refusal> {
+    match answer {
+        wit::ElicitAnswer::Accept(content) => match serde_json::from_str(&content) {
+            Ok(Value::Object(fields)) => Ok(Answer::Accept(fields)),
+            _ => Err(Refusal {
+                code: RefusalCode::Failed,
+                message: "the host passed on a form that is not a JSON object".into(),
+            }),
+        },
+        wit::ElicitAnswer::Decline => Ok(Answer::Decline),
+        wit::ElicitAnswer::Cancel => Ok(Answer::Cancel),
+    }
 }
 
 impl RefusalCode {

@@ -16,7 +16,7 @@ use super::resources::{call_context, offer_privileges};
 use super::{Caller, Catalog, CatalogError, Duplicate, public_name};
 use crate::config::PluginConfig;
 use crate::result::{ErrorCode, Prompt as FilledPrompt, ToolError};
-use crate::runtime::{Plugin, PromptDescriptor, with_call_id};
+use crate::runtime::{CallIo, Offered, Plugin, PromptDescriptor, with_call_id};
 
 /// A prompt as the catalog serves it.
 pub struct Prompt {
@@ -104,7 +104,8 @@ impl Catalog {
         self.prompt_by_name.get(name).map(|&i| &self.prompts[i])
     }
 
-    /// Fills in `prompt`, one of this catalog's, with `arguments` for `caller`.
+    /// Fills in `prompt`, one of this catalog's, with `arguments` for `caller`;
+    /// the prompt's questions reach the caller through `io`.
     ///
     /// # Errors
     ///
@@ -118,7 +119,8 @@ impl Catalog {
         arguments: Option<&Map<String, Value>>,
         caller: &Caller,
         request_id: &str,
-    ) -> Result<FilledPrompt, ToolError> {
+        io: CallIo,
+    ) -> Result<Offered<FilledPrompt>, ToolError> {
         let missing = caller.missing(&prompt.privileges);
         if !missing.is_empty() {
             return Err(ToolError {
@@ -132,12 +134,13 @@ impl Catalog {
         let get = async {
             let filled = prompt
                 .plugin
-                .get_prompt(&prompt.descriptor.name, &arguments, &context)
+                .get_prompt(&prompt.descriptor.name, &arguments, &context, io)
                 .await;
             tracing::info!(
                 prompt = prompt.name.as_str(),
                 plugin = prompt.plugin.name(),
                 failed = filled.is_err(),
+                asking = matches!(filled, Ok(Offered::Asking(_))),
                 "prompt"
             );
             filled

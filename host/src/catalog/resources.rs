@@ -18,7 +18,8 @@ use super::{Caller, Catalog, CatalogError, Duplicate, new_call_id};
 use crate::config::PluginConfig;
 use crate::result::{Contents, ErrorCode, Suggestions, ToolError};
 use crate::runtime::{
-    CallContext, CompletionRef, Plugin, ResourceDescriptor, TemplateDescriptor, with_call_id,
+    CallContext, CallIo, CompletionRef, Offered, Plugin, ResourceDescriptor, TemplateDescriptor,
+    with_call_id,
 };
 
 /// The scheme of the host's own resources (stored results).
@@ -165,7 +166,8 @@ impl Catalog {
             .map(|t| (&t.plugin, t.privileges.as_slice()))
     }
 
-    /// Reads `uri` for `caller`.
+    /// Reads `uri` for `caller`; the read's questions reach the caller
+    /// through `io`.
     ///
     /// # Errors
     ///
@@ -177,7 +179,8 @@ impl Catalog {
         uri: &str,
         caller: &Caller,
         request_id: &str,
-    ) -> Result<Vec<Contents>, ToolError> {
+        io: CallIo,
+    ) -> Result<Offered<Vec<Contents>>, ToolError> {
         let owner = self
             .owner_of(uri)
             .filter(|(_, privileges)| caller.missing(privileges).is_empty());
@@ -190,11 +193,12 @@ impl Catalog {
         };
         let (context, span) = call_context(caller, request_id, "read");
         let read = async {
-            let contents = plugin.read_resource(uri, &context).await;
+            let contents = plugin.read_resource(uri, &context, io).await;
             tracing::info!(
                 uri,
                 plugin = plugin.name(),
                 failed = contents.is_err(),
+                asking = matches!(contents, Ok(Offered::Asking(_))),
                 "read"
             );
             contents

@@ -28,7 +28,9 @@ mod webhook;
 pub use limits::{LOCAL_PRINCIPAL, Rate, RateLimits};
 pub use oauth::{OAuthConfig, secure_url};
 use policy::check_limits;
-pub use policy::{MAX_INSTANCES, MAX_MEMORY_MIB, MAX_TIMEOUT_MS, PolicyConfig, PreopenConfig};
+pub use policy::{
+    MAX_INPUT_REQUESTS, MAX_INSTANCES, MAX_MEMORY_MIB, MAX_TIMEOUT_MS, PolicyConfig, PreopenConfig,
+};
 pub use privileges::RequiredPrivileges;
 pub use secret::{SECRET_KEY_PREFIX, SecretConfig, SecretSource};
 pub use store::{Secret, StoreBackend, StoreConfig};

@@ -31,16 +31,17 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
+use super::asking::Subject;
 use super::call_stream::CallOutlet;
 use super::drain::CallGuard;
 use super::events;
 use super::limits;
 use super::prometheus::UNKNOWN_TOOL;
 use super::trace::{self, HttpSpan, RequestTrace};
-use super::{Listener, Server, TokenId, audit, input};
+use super::{Listener, Server, TokenId, audit};
 use crate::catalog::{self, Caller};
 use crate::render::{
-    self as render, OutputMode, RenderContext, Rendering, Revision, ServerInfo, Target, format, mcp,
+    OutputMode, RenderContext, Rendering, Revision, ServerInfo, Target, format, mcp,
 };
 use crate::runtime;
 use crate::store::StoreError;
@@ -52,7 +53,7 @@ pub const OUTPUT_MODE_KEY: &str = "dev.toolhost/outputMode";
 pub const OUTPUT_MODE_HEADER: &str = "x-toolhost-output-mode";
 
 /// This server, as 2026-07-28 results name it in their `_meta`.
-const SERVER: ServerInfo<'static> = ServerInfo {
+pub(super) const SERVER: ServerInfo<'static> = ServerInfo {
     name: "toolhost",
     version: env!("CARGO_PKG_VERSION"),
 };
@@ -276,36 +277,21 @@ impl Session {
         facts.outcome = "missing_client_capability";
         check_client_capabilities(&tool.descriptor.required_client_capabilities, context)?;
         // A stateless caller's retry replays its answers; its state is checked
-        // before the tool runs. The binding's text of the arguments is made only
-        // for a call that sends a state or stops to ask.
+        // before the tool runs.
         let principal = caller.principal.as_deref();
-        let (asker, replay): (Arc<dyn runtime::Asker>, _) = if revision.is_stateless() {
-            let text = request
-                .request_state
-                .as_ref()
-                .map(|_| input::arguments_text(request.arguments.as_ref()));
-            let binding = text.as_deref().map(|arguments| input::Binding {
-                principal,
-                tool: name,
-                arguments,
-            });
-            let state = request.request_state.as_deref().zip(binding.as_ref());
-            facts.outcome = "invalid_params";
-            let replay = self.server.states.replay(
-                state,
-                request.input_responses.as_ref(),
-                context.meta.client_capabilities(),
-            )?;
-            let replay = Arc::new(replay);
-            (replay.clone(), Some(replay))
-        } else {
-            let live = input::Live {
-                peer: context.peer.clone(),
-                origin: context.id.clone(),
-                revision,
-            };
-            (Arc::new(live), None)
+        let subject = Subject {
+            principal,
+            method: "tools/call",
+            name,
+            arguments: request.arguments.as_ref(),
         };
+        facts.outcome = "invalid_params";
+        let asking = self.asking(
+            context,
+            &subject,
+            request.request_state.as_deref(),
+            request.input_responses.as_ref(),
+        )?;
         let arguments = request.arguments.map(Value::Object);
 
         let progress_token = context.meta.get_progress_token();
@@ -321,10 +307,7 @@ impl Session {
         let (events, forward) = events::forward(outlet, progress_token, log_level).unzip();
         let call_id = catalog::new_call_id();
         facts.call_id = Some(call_id.clone());
-        let io = runtime::CallIo {
-            events,
-            asker: Some(asker),
-        };
+        let io = asking.io(events);
         let call = catalog.call_with(call_id, tool, arguments.as_ref(), &caller, request_id, io);
         let called = tokio::select! {
             called = call => called,
@@ -339,29 +322,23 @@ impl Session {
         if let Some(forward) = forward {
             let _ = forward.await;
         }
-        let result = match (called, replay) {
-            (runtime::Called::Finished(result), _) => result,
-            (runtime::Called::Asking(question), Some(replay)) => {
+        let result = match called {
+            runtime::Called::Finished(result) => result,
+            runtime::Called::Asking(questions) if asking.is_stateless() => {
                 facts.outcome = "input_required";
-                let text = input::arguments_text(arguments.as_ref().and_then(Value::as_object));
-                facts.arguments = arguments;
-                let binding = input::Binding {
+                let subject = Subject {
                     principal,
-                    tool: name,
-                    arguments: &text,
+                    method: "tools/call",
+                    name,
+                    arguments: arguments.as_ref().and_then(Value::as_object),
                 };
-                let required = self
-                    .server
-                    .states
-                    .input_required(&replay, question, &binding);
-                return render::input::input_required(&required, Some(SERVER))
-                    .map(Into::into)
-                    .map_err(|why| {
-                        facts.outcome = "internal_error";
-                        ErrorData::internal_error(why, None)
-                    });
+                let required = self.input_required(&asking, questions, &subject);
+                facts.arguments = arguments;
+                return required.map(Into::into).inspect_err(|_| {
+                    facts.outcome = "internal_error";
+                });
             }
-            (asking @ runtime::Called::Asking(_), None) => asking.into_result(),
+            asking @ runtime::Called::Asking(_) => asking.into_result(),
         };
         facts.arguments = arguments;
         facts.outcome = result.error().map_or("ok", |error| error.code.as_str());
@@ -482,7 +459,9 @@ impl Session {
         let result = format::decode_stored(row.format, &row.body)
             .map_err(|e| unreadable(StoreError(e.to_string())))?;
         let ctx = RenderContext::new("resources/read", jiff::Timestamp::now());
-        Ok(mcp::stored_contents(&uri, &result, &ctx).into())
+        let mut read = mcp::stored_contents(&uri, &result, &ctx);
+        read.meta = mcp::server_meta(revision(context), Some(SERVER));
+        Ok(read.into())
     }
 }
 
@@ -658,7 +637,7 @@ impl ServerHandler for Session {
         // Stored results live under the host's own scheme, which no plugin may use.
         if self.server.catalog().offers_resource(&uri, &caller) {
             return self
-                .read_offered(&uri, &caller, &context)
+                .read_offered(&request, &caller, &context)
                 .instrument(trace.span)
                 .await;
         }

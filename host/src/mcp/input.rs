@@ -1,33 +1,43 @@
-//! How a tool's questions (`elicit`, `sample`, `list-roots`) reach an MCP
-//! caller: the two [`Asker`]s of the runtime's `interaction` import.
+//! How a tool's questions (`elicit`, `sample`, `list-roots`, a batch of
+//! them with `ask`) reach an MCP caller: the two [`Asker`]s of the runtime's
+//! `interaction` import.
 //!
 //! - A handshake-era session (2025-06-18, 2025-11-25; sampling and roots
 //!   from 2024-11-05) is asked directly: [`Live`] sends `elicitation/create`,
-//!   `sampling/createMessage` or `roots/list` to the client, marked as coming
-//!   from the call's request so the Streamable HTTP transport writes it on the
-//!   call's own stream, and the waiting guest gets the answer.
+//!   `sampling/createMessage` or `roots/list` to the client, one question of
+//!   a batch after another, marked as coming from the call's request so the
+//!   Streamable HTTP transport writes them on the call's own stream, and the
+//!   waiting guest gets the answers.
 //! - A stateless caller (2026-07-28) cannot be asked mid-call. [`Replay`]
-//!   answers each question the caller has already answered, in order, and
-//!   suspends the call at the first new one; the handler then answers
-//!   `input_required` with the question and a signed `requestState`
-//!   ([`States`]). The retried request carries the answer, and a fresh
-//!   instance runs the tool again from the start. No instance is held between
-//!   rounds, and any replica sharing the store's signing key serves the retry.
+//!   answers each question from the answers the caller sent, by the
+//!   question's key, and suspends the call at the first batch with a
+//!   question it has no fitting answer to; the handler then answers
+//!   `input_required` with those questions under their keys and a signed
+//!   `requestState` ([`States`]). The retried request carries the answers,
+//!   and a fresh instance runs the tool again from the start. No instance is
+//!   held between rounds, and any replica sharing the store's signing key
+//!   serves the retry.
 //!
 //! Either way a question the client did not declare the capability for
 //! (`elicitation`, `sampling`, `roots`) is refused as `unsupported` without asking.
 //!
 //! The `requestState` is an HMAC-SHA256 token (rmcp's `RequestStateCodec`,
 //! under a key derived from the store's signing key) over the answers so far
-//! and the digest of the question now asked, bound to the caller's principal,
-//! the tool and the digest of the arguments, and valid for [`STATE_TTL`]. A
-//! state that was altered, has expired, or is sent by another principal or for
-//! another tool or arguments is refused with `-32602` before the tool runs.
+//! and the keys and digests of the questions now asked, bound to the caller's
+//! principal, the tool and the digest of the arguments, and valid for
+//! [`STATE_TTL`]. A state that was altered, has expired, or is sent by another
+//! principal or for another tool or arguments is refused with `-32602` before
+//! the tool runs. An answer the state vouches for counts only for the very
+//! question it answered (same digest). Answers under other keys, or sent
+//! without any state, are matched to the question asked under that key and
+//! used when they fit it; that trusts the caller no more than a state does,
+//! since the caller writes every answer either way. An answer that does not
+//! fit is not an error: the question is asked again (SEP-2322).
 
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use rmcp::model::{
@@ -40,7 +50,9 @@ use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
 use crate::render::{Revision, input};
-use crate::result::input::{InputRequest, InputRequired, Refusal, RefusalCode};
+use crate::result::input::{
+    InputAnswer, InputRequest, InputRequired, Question, Refusal, RefusalCode,
+};
 use crate::runtime::{Asked, Asker};
 
 /// How long a `requestState` stays valid: the time a user has to answer.
@@ -48,7 +60,7 @@ pub const STATE_TTL: Duration = Duration::from_secs(15 * 60);
 
 /// What the key of `requestState` tokens is derived for (see
 /// `ResultStore::derived_key`).
-pub const STATE_KEY_PURPOSE: &str = "mcp requestState v1";
+pub const STATE_KEY_PURPOSE: &str = "mcp requestState v2";
 
 /// Whether the client declared the capability `request` needs.
 fn declared(capabilities: Option<&ClientCapabilities>, request: &InputRequest) -> bool {
@@ -82,49 +94,61 @@ pub struct Live {
 impl Asker for Live {
     fn ask<'a>(
         &'a self,
-        request: &'a InputRequest,
-    ) -> Pin<Box<dyn Future<Output = Asked> + Send + 'a>> {
+        questions: &'a [Question],
+    ) -> Pin<Box<dyn Future<Output = Vec<Asked>> + Send + 'a>> {
         Box::pin(async move {
-            if matches!(request, InputRequest::Elicit(_)) && !self.revision.has_elicitation() {
-                return Asked::Refused(Refusal::new(
-                    RefusalCode::Unsupported,
-                    format!(
-                        "MCP {} has no elicitation; the client would need 2025-06-18 or later",
-                        self.revision
-                    ),
-                ));
+            // One after another, as a user would answer them.
+            let mut outcomes = Vec::with_capacity(questions.len());
+            for question in questions {
+                outcomes.push(self.put(&question.request).await);
             }
-            // What the client declared at `initialize`.
-            let info = self.peer.peer_info();
-            if !declared(info.as_ref().map(|info| &info.capabilities), request) {
-                return undeclared(request.capability());
-            }
-            let mut wire = match input::server_request(request) {
-                Ok(wire) => wire,
-                Err(why) => return Asked::Refused(Refusal::new(RefusalCode::InvalidRequest, why)),
-            };
-            wire.extensions_mut()
-                .insert(OriginatingRequestId(self.origin.clone()));
-            let failed = |why: String| Asked::Refused(Refusal::new(RefusalCode::Failed, why));
-            match self.peer.send_request(wire).await {
-                Ok(result) => {
-                    let answer = serde_json::to_value(result).unwrap_or_default();
-                    match input::answer(request, &answer) {
-                        Ok(answer) => Asked::Answer(answer),
-                        Err(why) => failed(why),
-                    }
-                }
-                Err(ServiceError::McpError(error)) => failed(format!(
-                    "the client answered {} with an error: {}",
-                    input::method(request),
-                    error.message
-                )),
-                Err(error) => failed(format!(
-                    "the client did not answer {}: {error}",
-                    input::method(request)
-                )),
-            }
+            outcomes
         })
+    }
+}
+
+impl Live {
+    /// Puts one question to the client and waits for its answer.
+    async fn put(&self, request: &InputRequest) -> Asked {
+        if matches!(request, InputRequest::Elicit(_)) && !self.revision.has_elicitation() {
+            return Asked::Refused(Refusal::new(
+                RefusalCode::Unsupported,
+                format!(
+                    "MCP {} has no elicitation; the client would need 2025-06-18 or later",
+                    self.revision
+                ),
+            ));
+        }
+        // What the client declared at `initialize`.
+        let info = self.peer.peer_info();
+        if !declared(info.as_ref().map(|info| &info.capabilities), request) {
+            return undeclared(request.capability());
+        }
+        let mut wire = match input::server_request(request) {
+            Ok(wire) => wire,
+            Err(why) => return Asked::Refused(Refusal::new(RefusalCode::InvalidRequest, why)),
+        };
+        wire.extensions_mut()
+            .insert(OriginatingRequestId(self.origin.clone()));
+        let failed = |why: String| Asked::Refused(Refusal::new(RefusalCode::Failed, why));
+        match self.peer.send_request(wire).await {
+            Ok(result) => {
+                let answer = serde_json::to_value(result).unwrap_or_default();
+                match input::answer(request, &answer) {
+                    Ok(answer) => Asked::Answer(answer),
+                    Err(why) => failed(why),
+                }
+            }
+            Err(ServiceError::McpError(error)) => failed(format!(
+                "the client answered {} with an error: {}",
+                input::method(request),
+                error.message
+            )),
+            Err(error) => failed(format!(
+                "the client did not answer {}: {error}",
+                input::method(request)
+            )),
+        }
     }
 }
 
@@ -140,10 +164,10 @@ struct Answered {
 /// The payload of a `requestState`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 struct State {
-    answers: Vec<Answered>,
-    /// The key and digest of the question the state was issued with.
-    key: String,
-    q: String,
+    /// The answers so far, under their questions' keys.
+    answers: BTreeMap<String, Answered>,
+    /// The questions the state was issued with: their keys and digests.
+    asked: BTreeMap<String, String>,
 }
 
 /// Seals and opens the `requestState` of a server.
@@ -163,10 +187,14 @@ pub fn arguments_text(arguments: Option<&serde_json::Map<String, Value>>) -> Str
     arguments.map_or_else(|| "{}".to_owned(), |a| json!(a).to_string())
 }
 
-/// What a state is bound to: who calls which tool with which arguments.
+/// What a state is bound to: who sends which request (`tools/call`,
+/// `prompts/get`, `resources/read`) about which tool, prompt or resource, with
+/// which arguments.
 pub struct Binding<'a> {
     pub principal: Option<&'a str>,
-    pub tool: &'a str,
+    pub method: &'a str,
+    /// The tool's or prompt's public name, or the resource's URI.
+    pub name: &'a str,
     /// The arguments as JSON text.
     pub arguments: &'a str,
 }
@@ -174,7 +202,9 @@ pub struct Binding<'a> {
 impl Binding<'_> {
     fn associated_data(&self) -> Vec<u8> {
         let mut data = Vec::with_capacity(96);
-        data.extend_from_slice(b"toolhost tools/call\0");
+        data.extend_from_slice(b"toolhost ");
+        data.extend_from_slice(self.method.as_bytes());
+        data.push(0);
         match self.principal {
             Some(principal) => {
                 data.push(1);
@@ -183,7 +213,7 @@ impl Binding<'_> {
             None => data.push(0),
         }
         data.push(0);
-        data.extend_from_slice(self.tool.as_bytes());
+        data.extend_from_slice(self.name.as_bytes());
         data.push(0);
         data.extend_from_slice(&Sha256::digest(self.arguments.as_bytes()));
         data
@@ -212,63 +242,70 @@ impl States {
     }
 
     /// The replay of a call's retry: the answers of the `state` it sent, once
-    /// verified for its binding, plus the one `responses` gives for the
-    /// question the state was issued with. A first call (neither given)
-    /// replays nothing.
+    /// verified for its binding, with those `responses` gives for the
+    /// questions the state was issued with. Any other response (all of them,
+    /// when no state came) is matched by key to the question the tool asks
+    /// and used if it fits; one that fits no question is ignored. A first
+    /// call replays nothing.
     ///
     /// # Errors
     ///
-    /// `-32602` when `responses` come without a state, or the state does not
-    /// verify for the binding (altered, expired, another caller's, tool's or
-    /// arguments').
+    /// `-32602` when the state does not verify for the binding (altered,
+    /// expired, another caller's, tool's or arguments').
     pub fn replay(
         &self,
         state: Option<(&str, &Binding<'_>)>,
         responses: Option<&BTreeMap<String, Value>>,
         capabilities: Option<ClientCapabilities>,
     ) -> Result<Replay, ErrorData> {
-        let Some((state, binding)) = state else {
-            if responses.is_some_and(|r| !r.is_empty()) {
-                return Err(refused(
-                    "inputResponses came without the requestState of the question they answer",
-                ));
+        let mut replay = Replay::new(capabilities);
+        let asked = match state {
+            Some((state, binding)) => {
+                let opened: State = self
+                    .codec
+                    .open_json_with(state, &binding.associated_data())
+                    .map_err(|e| {
+                        tracing::info!(error.type = "request_state_refused", reason = %e, "a requestState did not verify");
+                        refused(
+                            "the requestState is not valid for this call: it was altered, has expired, or belongs to another caller, tool or arguments",
+                        )
+                    })?;
+                replay.answered = opened.answers;
+                opened.asked
             }
-            return Ok(Replay::new(Vec::new(), capabilities));
+            None => BTreeMap::new(),
         };
-        let opened: State = self
-            .codec
-            .open_json_with(state, &binding.associated_data())
-            .map_err(|e| {
-                tracing::info!(error.type = "request_state_refused", reason = %e, "a requestState did not verify");
-                refused(
-                    "the requestState is not valid for this call: it was altered, has expired, or belongs to another caller, tool or arguments",
-                )
-            })?;
-        let mut answers = opened.answers;
-        // A missing answer asks the same question again (SEP-2322).
-        if let Some(answer) = responses.and_then(|r| r.get(&opened.key)) {
-            answers.push(Answered {
-                q: opened.q,
-                a: answer.clone(),
-            });
+        for (key, answer) in responses.into_iter().flatten() {
+            match asked.get(key) {
+                Some(q) => {
+                    let answered = Answered {
+                        q: q.clone(),
+                        a: answer.clone(),
+                    };
+                    replay.answered.insert(key.clone(), answered);
+                }
+                None => {
+                    replay.loose.insert(key.clone(), answer.clone());
+                }
+            }
         }
-        Ok(Replay::new(answers, capabilities))
+        Ok(replay)
     }
 
-    /// The `input_required` answer of a call that stopped at `request`, its
-    /// state carrying `replay`'s answers.
+    /// The `input_required` answer of a call that stopped at `questions`, its
+    /// state carrying the answers `replay` gave the tool.
     pub fn input_required(
         &self,
         replay: &Replay,
-        request: InputRequest,
+        questions: Vec<Question>,
         binding: &Binding<'_>,
     ) -> InputRequired {
-        let round = replay.answers.len() + 1;
-        let key = format!("{}-{round}", request.capability());
         let state = State {
-            answers: replay.answers.clone(),
-            key: key.clone(),
-            q: digest(&request),
+            answers: replay.used.lock().expect("replay lock").clone(),
+            asked: questions
+                .iter()
+                .map(|question| (question.key.clone(), digest(&question.request)))
+                .collect(),
         };
         let data = binding.associated_data();
         let payload = serde_json::to_vec(&state).expect("a state serializes");
@@ -276,59 +313,77 @@ impl States {
             &payload,
             &SealOptions::new().associated_data(&data).ttl(self.ttl),
         );
-        InputRequired {
-            key,
-            request,
-            state,
-        }
+        InputRequired { questions, state }
     }
 }
 
-/// Answers a stateless caller's questions from its earlier answers, and
-/// suspends the call at the first question it has not answered.
+/// Answers a stateless caller's questions from the answers it sent, and
+/// suspends the call at the first batch with a question it has not answered.
 pub struct Replay {
-    answers: Vec<Answered>,
-    next: AtomicUsize,
+    /// Answers to questions the caller was asked, under their keys.
+    answered: BTreeMap<String, Answered>,
+    /// Answers under keys no state asked: used when they fit the question.
+    loose: BTreeMap<String, Value>,
+    /// The answers the tool got, for the state of the next round.
+    used: Mutex<BTreeMap<String, Answered>>,
     /// What the request's `_meta` declared.
     capabilities: Option<ClientCapabilities>,
 }
 
 impl Replay {
-    fn new(answers: Vec<Answered>, capabilities: Option<ClientCapabilities>) -> Replay {
+    fn new(capabilities: Option<ClientCapabilities>) -> Replay {
         Replay {
-            answers,
-            next: AtomicUsize::new(0),
+            answered: BTreeMap::new(),
+            loose: BTreeMap::new(),
+            used: Mutex::new(BTreeMap::new()),
             capabilities,
         }
+    }
+
+    /// The caller's answer to `question`: the one it gave to this very
+    /// question, or else one under its key that fits it.
+    fn recall(&self, question: &Question) -> Option<InputAnswer> {
+        let q = digest(&question.request);
+        let asked = self
+            .answered
+            .get(&question.key)
+            .filter(|answered| answered.q == q)
+            .map(|answered| &answered.a);
+        for sent in asked.into_iter().chain(self.loose.get(&question.key)) {
+            match input::answer(&question.request, sent) {
+                Ok(answer) => {
+                    let answered = Answered { q, a: sent.clone() };
+                    let mut used = self.used.lock().expect("replay lock");
+                    used.insert(question.key.clone(), answered);
+                    return Some(answer);
+                }
+                Err(why) => {
+                    tracing::info!(key = %question.key, error.type = "input_answer_unfit", "{why}; the question is asked again");
+                }
+            }
+        }
+        None
     }
 }
 
 impl Asker for Replay {
     fn ask<'a>(
         &'a self,
-        request: &'a InputRequest,
-    ) -> Pin<Box<dyn Future<Output = Asked> + Send + 'a>> {
+        questions: &'a [Question],
+    ) -> Pin<Box<dyn Future<Output = Vec<Asked>> + Send + 'a>> {
         Box::pin(async move {
-            if !declared(self.capabilities.as_ref(), request) {
-                return undeclared(request.capability());
-            }
-            let at = self.next.fetch_add(1, Ordering::Relaxed);
-            let Some(answered) = self.answers.get(at) else {
-                return Asked::Suspend;
-            };
-            if answered.q != digest(request) {
-                return Asked::Refused(Refusal::new(
-                    RefusalCode::Failed,
-                    format!(
-                        "question {} differs from the one the caller answered: a tool must ask the same questions in the same order when it runs again",
-                        at + 1
-                    ),
-                ));
-            }
-            match input::answer(request, &answered.a) {
-                Ok(answer) => Asked::Answer(answer),
-                Err(why) => Asked::Refused(Refusal::new(RefusalCode::Failed, why)),
-            }
+            questions
+                .iter()
+                .map(|question| {
+                    if !declared(self.capabilities.as_ref(), &question.request) {
+                        return undeclared(question.request.capability());
+                    }
+                    match self.recall(question) {
+                        Some(answer) => Asked::Answer(answer),
+                        None => Asked::Suspend,
+                    }
+                })
+                .collect()
         })
     }
 }
@@ -336,9 +391,9 @@ impl Asker for Replay {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::input::{ElicitAnswer, ElicitRequest, InputAnswer};
+    use crate::result::input::{ElicitAnswer, ElicitRequest};
 
-    fn question(message: &str) -> InputRequest {
+    fn form(message: &str) -> InputRequest {
         InputRequest::Elicit(ElicitRequest {
             message: message.into(),
             schema: json!({"type": "object", "properties": {"ok": {"type": "boolean"}}})
@@ -348,16 +403,41 @@ mod tests {
         })
     }
 
+    fn question(key: &str, message: &str) -> Question {
+        Question {
+            key: key.into(),
+            request: form(message),
+        }
+    }
+
+    fn yes() -> Value {
+        json!({"action": "accept", "content": {"ok": true}})
+    }
+
+    fn accepted() -> Asked {
+        Asked::Answer(InputAnswer::Elicit(ElicitAnswer::Accept(
+            json!({"ok": true}).as_object().cloned().unwrap(),
+        )))
+    }
+
     fn binding<'a>(principal: Option<&'a str>, arguments: &'a str) -> Binding<'a> {
         Binding {
             principal,
-            tool: "demo__ask",
+            method: "tools/call",
+            name: "demo__ask",
             arguments,
         }
     }
 
     fn caps() -> Option<ClientCapabilities> {
-        serde_json::from_value(json!({"elicitation": {}})).ok()
+        serde_json::from_value(json!({"elicitation": {}, "sampling": {}, "roots": {}})).ok()
+    }
+
+    fn responses(pairs: &[(&str, Value)]) -> BTreeMap<String, Value> {
+        pairs
+            .iter()
+            .map(|(key, value)| ((*key).to_owned(), value.clone()))
+            .collect()
     }
 
     #[tokio::test]
@@ -365,66 +445,190 @@ mod tests {
         let states = States::new([7; 32]);
         let me = binding(Some("alice"), r#"{"n":1}"#);
         let first = states.replay(None, None, caps()).unwrap();
-        assert_eq!(first.ask(&question("sure?")).await, Asked::Suspend);
-        let required = states.input_required(&first, question("sure?"), &me);
-        assert_eq!(required.key, "elicitation-1");
-
-        let mut responses = BTreeMap::new();
-        responses.insert(
-            required.key.clone(),
-            json!({"action": "accept", "content": {"ok": true}}),
+        let sure = question("elicitation-1", "sure?");
+        assert_eq!(
+            first.ask(std::slice::from_ref(&sure)).await,
+            vec![Asked::Suspend]
         );
+        let required = states.input_required(&first, vec![sure.clone()], &me);
+        assert_eq!(required.questions, vec![sure.clone()]);
+
+        let answers = responses(&[("elicitation-1", yes())]);
         let second = states
-            .replay(Some((&required.state, &me)), Some(&responses), caps())
+            .replay(Some((&required.state, &me)), Some(&answers), caps())
             .unwrap();
         assert_eq!(
-            second.ask(&question("sure?")).await,
-            Asked::Answer(InputAnswer::Elicit(ElicitAnswer::Accept(
-                json!({"ok": true}).as_object().cloned().unwrap()
-            )))
+            second.ask(std::slice::from_ref(&sure)).await,
+            vec![accepted()]
         );
-        assert_eq!(second.ask(&question("really?")).await, Asked::Suspend);
+        let really = question("elicitation-2", "really?");
+        assert_eq!(
+            second.ask(std::slice::from_ref(&really)).await,
+            vec![Asked::Suspend]
+        );
 
-        // Another principal, other arguments, another tool, a changed token:
-        // all refused before anything runs.
+        // Round three: the state carries round one's answer, the retry round two's.
+        let required = states.input_required(&second, vec![really.clone()], &me);
+        let third = states
+            .replay(
+                Some((&required.state, &me)),
+                Some(&responses(&[("elicitation-2", yes())])),
+                caps(),
+            )
+            .unwrap();
+        assert_eq!(
+            third.ask(std::slice::from_ref(&sure)).await,
+            vec![accepted()]
+        );
+        assert_eq!(third.ask(&[really]).await, vec![accepted()]);
+
+        // Another principal, other arguments, another tool, a changed token,
+        // another server's key: all refused before anything runs.
         for other in [
             binding(Some("mallory"), r#"{"n":1}"#),
             binding(None, r#"{"n":1}"#),
             binding(Some("alice"), r#"{"n":2}"#),
             Binding {
-                tool: "demo__other",
+                name: "demo__other",
+                ..binding(Some("alice"), r#"{"n":1}"#)
+            },
+            Binding {
+                method: "prompts/get",
                 ..binding(Some("alice"), r#"{"n":1}"#)
             },
         ] {
-            let refused = states.replay(Some((&required.state, &other)), Some(&responses), caps());
+            let refused = states.replay(Some((&required.state, &other)), Some(&answers), caps());
             assert!(refused.is_err(), "a state verified for another binding");
         }
         let mut forged = required.state.clone();
         forged.insert(forged.len() / 2, 'x');
         assert!(
             states
-                .replay(Some((&forged, &me)), Some(&responses), caps())
+                .replay(Some((&forged, &me)), Some(&answers), caps())
                 .is_err()
         );
         let other_key = States::new([8; 32]);
         assert!(
             other_key
-                .replay(Some((&required.state, &me)), Some(&responses), caps())
+                .replay(Some((&required.state, &me)), Some(&answers), caps())
                 .is_err()
         );
-        // Answers without a state are refused; a question the caller answered
-        // differently-worded is refused to the guest, not answered.
-        assert!(states.replay(None, Some(&responses), caps()).is_err());
-        let third = states
-            .replay(Some((&required.state, &me)), Some(&responses), caps())
+    }
+
+    #[tokio::test]
+    async fn an_answer_counts_only_for_the_question_it_answered() {
+        let states = States::new([7; 32]);
+        let me = binding(None, "{}");
+        let first = states.replay(None, None, caps()).unwrap();
+        let required = states.input_required(&first, vec![question("go", "delete the file?")], &me);
+        let retry = states
+            .replay(
+                Some((&required.state, &me)),
+                Some(&responses(&[("go", yes())])),
+                caps(),
+            )
             .unwrap();
-        assert!(matches!(
-            third.ask(&question("something else?")).await,
-            Asked::Refused(Refusal {
-                code: RefusalCode::Failed,
-                ..
-            })
-        ));
+        // The tool, run again, asks something else under the same key: the
+        // answer to the first question does not count for it.
+        assert_eq!(
+            retry.ask(&[question("go", "delete the directory?")]).await,
+            vec![Asked::Suspend]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_batch_is_answered_in_one_round_and_what_is_missing_is_asked_again() {
+        let states = States::new([7; 32]);
+        let me = binding(None, "{}");
+        let batch = vec![
+            question("user_name", "name?"),
+            Question {
+                key: "capital".into(),
+                request: InputRequest::Sample(crate::result::input::SampleRequest {
+                    messages: vec![crate::result::input::SampleMessage {
+                        role: crate::result::Role::User,
+                        content: crate::result::ContentPart::Text {
+                            text: "Capital of France?".into(),
+                            mime: None,
+                        },
+                    }],
+                    system_prompt: None,
+                    preferences: None,
+                    max_tokens: 20,
+                    temperature: None,
+                    stop_sequences: Vec::new(),
+                }),
+            },
+            Question {
+                key: "roots".into(),
+                request: InputRequest::ListRoots,
+            },
+        ];
+        let first = states.replay(None, None, caps()).unwrap();
+        assert_eq!(first.ask(&batch).await, vec![Asked::Suspend; 3]);
+        let required = states.input_required(&first, batch.clone(), &me);
+
+        // Two of three answered, plus a key nobody asked: the missing one is
+        // asked again, the extra one ignored.
+        let sampled = json!({"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "m"});
+        let some = responses(&[
+            ("user_name", yes()),
+            ("capital", sampled),
+            ("unknown_extra_key", yes()),
+        ]);
+        let second = states
+            .replay(Some((&required.state, &me)), Some(&some), caps())
+            .unwrap();
+        let outcomes = second.ask(&batch).await;
+        assert_eq!(outcomes[0], accepted());
+        assert!(matches!(outcomes[1], Asked::Answer(InputAnswer::Sample(_))));
+        assert_eq!(outcomes[2], Asked::Suspend);
+
+        // The next round needs only the missing answer.
+        let required = states.input_required(&second, vec![batch[2].clone()], &me);
+        let third = states
+            .replay(
+                Some((&required.state, &me)),
+                Some(&responses(&[("roots", json!({"roots": []}))])),
+                caps(),
+            )
+            .unwrap();
+        let outcomes = third.ask(&batch).await;
+        assert!(
+            outcomes.iter().all(|o| matches!(o, Asked::Answer(_))),
+            "{outcomes:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn answers_without_a_state_are_matched_by_key_and_must_fit() {
+        let states = States::new([7; 32]);
+        let name = question("user_name", "name?");
+        let fitting = responses(&[("user_name", yes()), ("another_unexpected", json!(1))]);
+        let replay = states.replay(None, Some(&fitting), caps()).unwrap();
+        assert_eq!(
+            replay.ask(std::slice::from_ref(&name)).await,
+            vec![accepted()]
+        );
+
+        // An answer of the wrong shape, or one that breaks the form, is
+        // asked for again rather than failing the call.
+        for unfit in [
+            json!(12345),
+            json!({"action": "accept", "content": {"ok": "yes"}}),
+        ] {
+            let sent = responses(&[("user_name", unfit.clone())]);
+            let replay = states.replay(None, Some(&sent), caps()).unwrap();
+            assert_eq!(
+                replay.ask(std::slice::from_ref(&name)).await,
+                vec![Asked::Suspend],
+                "{unfit}"
+            );
+        }
+        // An answer under another key answers nothing.
+        let wrong = responses(&[("wrong_key", yes())]);
+        let replay = states.replay(None, Some(&wrong), caps()).unwrap();
+        assert_eq!(replay.ask(&[name]).await, vec![Asked::Suspend]);
     }
 
     #[tokio::test]
@@ -432,7 +636,7 @@ mod tests {
         let states = States::with_ttl([7; 32], Duration::from_secs(1));
         let me = binding(None, "{}");
         let replay = states.replay(None, None, caps()).unwrap();
-        let required = states.input_required(&replay, question("q"), &me);
+        let required = states.input_required(&replay, vec![question("q", "q")], &me);
         assert!(
             states
                 .replay(Some((&required.state, &me)), None, caps())
@@ -451,11 +655,11 @@ mod tests {
         let states = States::new([7; 32]);
         let replay = states.replay(None, None, None).unwrap();
         assert!(matches!(
-            replay.ask(&question("q")).await,
-            Asked::Refused(Refusal {
+            replay.ask(&[question("q", "q")]).await[..],
+            [Asked::Refused(Refusal {
                 code: RefusalCode::Unsupported,
                 ..
-            })
+            })]
         ));
     }
 }

@@ -6,6 +6,7 @@
 //! [`http`]) → [`handler::Session`] → the catalog → the runtime → the mapper, which
 //! alone shapes the result for the request's revision and output mode.
 
+mod asking;
 pub mod audit;
 mod auth;
 pub mod call_stream;

@@ -9,9 +9,10 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde_json::json;
 
-use super::handler::{Session, revision};
+use super::asking::Subject;
+use super::handler::{SERVER, Session, revision};
 use crate::render::{self, Revision};
-use crate::runtime::PromptDescriptor;
+use crate::runtime::{Offered, PromptDescriptor};
 
 /// The entry of the prompt `name` (its public name) in `prompts/list` of
 /// `revision`.
@@ -55,7 +56,9 @@ impl Session {
     }
 
     /// `prompts/get`: fills in a prompt the caller may see. One it may not see
-    /// answers exactly as one that does not exist.
+    /// answers exactly as one that does not exist. The prompt may ask the
+    /// caller questions as a tool does: live in the handshake era, by an
+    /// `input_required` answer in 2026-07-28.
     pub(super) async fn get_prompt_for(
         &self,
         request: GetPromptRequestParams,
@@ -72,12 +75,37 @@ impl Session {
                 Some(json!({ "name": request.name })),
             ));
         };
+        let subject = Subject {
+            principal: caller.principal.as_deref(),
+            method: "prompts/get",
+            name: &request.name,
+            arguments: request.arguments.as_ref(),
+        };
+        let asking = self.asking(
+            context,
+            &subject,
+            request.request_state.as_deref(),
+            request.input_responses.as_ref(),
+        )?;
         let request_id = context.id.to_string();
         let filled = catalog
-            .get_prompt(prompt, request.arguments.as_ref(), &caller, &request_id)
+            .get_prompt(
+                prompt,
+                request.arguments.as_ref(),
+                &caller,
+                &request_id,
+                asking.io(None),
+            )
             .await
             .map_err(|error| render::request_error::of(&error))?;
-        Ok(render::prompt::filled(&filled, revision(context)).into())
+        match filled {
+            Offered::Answer(filled) => {
+                Ok(render::prompt::filled(&filled, revision(context), Some(SERVER)).into())
+            }
+            Offered::Asking(questions) => self
+                .input_required(&asking, questions, &subject)
+                .map(GetPromptResponse::InputRequired),
+        }
     }
 }
 

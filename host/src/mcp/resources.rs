@@ -6,16 +6,18 @@
 
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, ListResourceTemplatesResult, ListResourcesResult,
-    ReadResourceResponse, Reference, Resource, ResourceTemplate,
+    ReadResourceRequestParams, ReadResourceResponse, Reference, Resource, ResourceTemplate,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde_json::json;
 
-use super::handler::{Session, revision};
+use super::asking::Subject;
+use super::handler::{SERVER, Session, revision};
 use crate::catalog::{self, Caller};
 use crate::render::{self, Revision};
 use crate::result::ErrorCode;
+use crate::runtime::Offered;
 
 /// The entry of `resource` in `resources/list` of `revision` (`title` from
 /// 2025-06-18).
@@ -78,19 +80,38 @@ impl Session {
         Ok(ListResourceTemplatesResult::with_all_items(templates))
     }
 
-    /// `resources/read` of a plugin's resource.
+    /// `resources/read` of a plugin's resource. The read may ask the caller
+    /// questions as a tool does (see `mcp/asking.rs`).
     pub(super) async fn read_offered(
         &self,
-        uri: &str,
+        request: &ReadResourceRequestParams,
         caller: &Caller,
         context: &RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri.as_str();
+        let subject = Subject {
+            principal: caller.principal.as_deref(),
+            method: "resources/read",
+            name: uri,
+            arguments: None,
+        };
+        let asking = self.asking(
+            context,
+            &subject,
+            request.request_state.as_deref(),
+            request.input_responses.as_ref(),
+        )?;
         let catalog = self.server.catalog();
         match catalog
-            .read_resource(uri, caller, &context.id.to_string())
+            .read_resource(uri, caller, &context.id.to_string(), asking.io(None))
             .await
         {
-            Ok(contents) => Ok(render::resource::contents(&contents).into()),
+            Ok(Offered::Answer(contents)) => {
+                Ok(render::resource::contents(&contents, revision(context), Some(SERVER)).into())
+            }
+            Ok(Offered::Asking(questions)) => self
+                .input_required(&asking, questions, &subject)
+                .map(ReadResourceResponse::InputRequired),
             Err(error) if error.code == ErrorCode::NotFound => Err(resource_not_found(uri)),
             Err(error) => Err(render::request_error::of(&error)),
         }
@@ -171,7 +192,11 @@ impl Session {
             )
             .await
             .map_err(|error| render::request_error::of(&error))?;
-        Ok(render::resource::suggestions(&suggestions))
+        Ok(render::resource::suggestions(
+            &suggestions,
+            revision(context),
+            Some(SERVER),
+        ))
     }
 }
 

@@ -127,20 +127,22 @@ pub fn server_request(request: &InputRequest) -> Result<ServerRequest, String> {
         .map_err(|e| format!("{} is not a valid request: {e}", method(request)))
 }
 
-/// The 2026-07-28 result of a call that stopped to ask: the question under
+/// The 2026-07-28 result of a call that stopped to ask: each question under
 /// its key, the signed state, and this server in `_meta`.
 ///
 /// # Errors
 ///
-/// When rmcp refuses the question's shape, as [`server_request`].
+/// When rmcp refuses a question's shape, as [`server_request`].
 pub fn input_required(
     required: &InputRequired,
     server: Option<ServerInfo<'_>>,
 ) -> Result<InputRequiredResult, String> {
-    let wire: WireRequest = serde_json::from_value(request_json(&required.request))
-        .map_err(|e| format!("{} is not a valid request: {e}", method(&required.request)))?;
     let mut requests = std::collections::BTreeMap::new();
-    requests.insert(required.key.clone(), wire);
+    for question in &required.questions {
+        let wire: WireRequest = serde_json::from_value(request_json(&question.request))
+            .map_err(|e| format!("{} is not a valid request: {e}", method(&question.request)))?;
+        requests.insert(question.key.clone(), wire);
+    }
     let mut result = InputRequiredResult::new(Some(requests), Some(required.state.clone()));
     if let Some(server) = server {
         let mut meta = Map::new();
@@ -293,29 +295,35 @@ fn sample_answer(object: &Map<String, Value>) -> Result<SampleAnswer, String> {
 }
 
 /// An A2A 1.0 task waiting for input: state `TASK_STATE_INPUT_REQUIRED`, the
-/// question in its status message (its text as a text part, the whole request
-/// as a data part), as compact JSON text.
+/// questions in its status message (the text of each as a text part, the
+/// whole request as a data part), as compact JSON text.
 pub fn a2a_task(required: &InputRequired, task_id: &str) -> String {
-    let question = match &required.request {
-        InputRequest::Elicit(elicit) => elicit.message.clone(),
-        InputRequest::Sample(_) => "The tool asks for a message from a model.".to_owned(),
-        InputRequest::ListRoots => "The tool asks which roots the client shares.".to_owned(),
-    };
+    let mut parts = Vec::with_capacity(2 * required.questions.len());
+    for question in &required.questions {
+        let text = match &question.request {
+            InputRequest::Elicit(elicit) => elicit.message.clone(),
+            InputRequest::Sample(_) => "The tool asks for a message from a model.".to_owned(),
+            InputRequest::ListRoots => "The tool asks which roots the client shares.".to_owned(),
+        };
+        parts.push(json!({ "text": text }));
+        parts.push(json!({
+            "data": { "key": question.key, "request": request_json(&question.request) },
+            "mediaType": "application/json",
+        }));
+    }
+    let keys: Vec<&str> = required.questions.iter().map(|q| q.key.as_str()).collect();
     let task = json!({
         "id": task_id,
         "contextId": task_id,
         "status": {
             "state": "TASK_STATE_INPUT_REQUIRED",
             "message": {
-                "messageId": format!("{task_id}-{}", required.key),
+                "messageId": format!("{task_id}-input"),
                 "role": "ROLE_AGENT",
-                "parts": [
-                    { "text": question },
-                    { "data": request_json(&required.request), "mediaType": "application/json" },
-                ],
+                "parts": parts,
             },
         },
-        "metadata": { "inputKey": required.key, "requestState": required.state },
+        "metadata": { "inputKeys": keys, "requestState": required.state },
     });
     super::mcp::json_text(&task)
 }
@@ -323,7 +331,7 @@ pub fn a2a_task(required: &InputRequired, task_id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::input::ElicitRequest;
+    use crate::result::input::{ElicitRequest, Question};
 
     fn form() -> InputRequest {
         InputRequest::Elicit(ElicitRequest {
@@ -384,12 +392,24 @@ mod tests {
         let request = server_request(&InputRequest::ListRoots).unwrap();
         assert!(matches!(request, ServerRequest::ListRootsRequest(_)));
         let required = InputRequired {
-            key: "roots-1".into(),
-            request: InputRequest::ListRoots,
+            questions: vec![
+                Question {
+                    key: "roots-1".into(),
+                    request: InputRequest::ListRoots,
+                },
+                Question {
+                    key: "user_name".into(),
+                    request: form(),
+                },
+            ],
             state: "sealed".into(),
         };
         let wire = serde_json::to_value(input_required(&required, None).unwrap()).unwrap();
         assert_eq!(wire["inputRequests"]["roots-1"]["method"], "roots/list");
+        assert_eq!(
+            wire["inputRequests"]["user_name"]["method"],
+            "elicitation/create"
+        );
 
         let roots = answer(
             &InputRequest::ListRoots,
@@ -425,17 +445,20 @@ mod tests {
     #[test]
     fn an_a2a_task_waits_for_input_with_the_question() {
         let required = InputRequired {
-            key: "elicitation-1".into(),
-            request: form(),
+            questions: vec![Question {
+                key: "elicitation-1".into(),
+                request: form(),
+            }],
             state: "sealed".into(),
         };
         let task: Value = serde_json::from_str(&a2a_task(&required, "7")).unwrap();
         assert_eq!(task["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
         assert_eq!(task["status"]["message"]["parts"][0]["text"], "Your name?");
         assert_eq!(
-            task["status"]["message"]["parts"][1]["data"]["method"],
+            task["status"]["message"]["parts"][1]["data"]["request"]["method"],
             "elicitation/create"
         );
+        assert_eq!(task["metadata"]["inputKeys"], json!(["elicitation-1"]));
         assert_eq!(task["metadata"]["requestState"], "sealed");
     }
 

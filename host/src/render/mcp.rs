@@ -213,6 +213,15 @@ impl McpRenderer {
 /// The `_meta` key with which a 2026-07-28 result names the server that sent it.
 pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 
+/// The `_meta` of a result of `revision` other than a tool's (a prompt, a
+/// read, a completion): the server's name in 2026-07-28, nothing before.
+pub fn server_meta(revision: Revision, server: Option<ServerInfo<'_>>) -> Option<MetaObject> {
+    let server = server.filter(|_| revision.is_stateless())?;
+    let mut meta = Map::new();
+    meta.insert(SERVER_INFO_KEY.into(), server.to_value());
+    Some(MetaObject(meta))
+}
+
 /// The server a 2026-07-28 result names in its `_meta`: what the MCP edge puts
 /// into the render context.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,12 +5,17 @@
 
 use rmcp::model::{GetPromptResult, PromptMessage, Role};
 
-use super::mcp::McpRenderer;
+use super::mcp::{McpRenderer, ServerInfo, server_meta};
 use super::{OutputMode, Revision};
 use crate::result::{Prompt, Role as PromptRole};
 
-/// A filled-in prompt, as `prompts/get` of `revision` answers it.
-pub fn filled(prompt: &Prompt, revision: Revision) -> GetPromptResult {
+/// A filled-in prompt, as `prompts/get` of `revision` answers it (naming
+/// `server` in 2026-07-28).
+pub fn filled(
+    prompt: &Prompt,
+    revision: Revision,
+    server: Option<ServerInfo<'_>>,
+) -> GetPromptResult {
     let parts = McpRenderer {
         revision,
         mode: OutputMode::Spec,
@@ -29,6 +34,7 @@ pub fn filled(prompt: &Prompt, revision: Revision) -> GetPromptResult {
         .collect();
     let mut result = GetPromptResult::new(messages);
     result.description = prompt.description.clone();
+    result.meta = server_meta(revision, server);
     // 2026-07-28 requires `resultType`; rmcp removes it for older peers.
     result
 }

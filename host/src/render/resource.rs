@@ -5,10 +5,17 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use rmcp::model::{CompleteResult, CompletionInfo, ReadResourceResult, ResourceContents};
 
+use super::Revision;
+use super::mcp::{ServerInfo, server_meta};
 use crate::result::{Contents, ResourceBody, Suggestions};
 
-/// What `resources/read` of a plugin's resource answers.
-pub fn contents(contents: &[Contents]) -> ReadResourceResult {
+/// What `resources/read` of a plugin's resource answers in `revision`
+/// (naming `server` in 2026-07-28).
+pub fn contents(
+    contents: &[Contents],
+    revision: Revision,
+    server: Option<ServerInfo<'_>>,
+) -> ReadResourceResult {
     let contents = contents
         .iter()
         .map(|c| match &c.body {
@@ -27,11 +34,18 @@ pub fn contents(contents: &[Contents]) -> ReadResourceResult {
         })
         .collect();
     // 2026-07-28 requires `resultType`; rmcp removes it for older peers.
-    ReadResourceResult::new(contents)
+    let mut read = ReadResourceResult::new(contents);
+    read.meta = server_meta(revision, server);
+    read
 }
 
-/// What `completion/complete` answers.
-pub fn suggestions(suggestions: &Suggestions) -> CompleteResult {
+/// What `completion/complete` answers in `revision` (naming `server` in
+/// 2026-07-28).
+pub fn suggestions(
+    suggestions: &Suggestions,
+    revision: Revision,
+    server: Option<ServerInfo<'_>>,
+) -> CompleteResult {
     // The runtime cuts the values to MCP's limit of 100, which rmcp checks.
     let completion = CompletionInfo::with_pagination(
         suggestions.values.clone(),
@@ -41,5 +55,7 @@ pub fn suggestions(suggestions: &Suggestions) -> CompleteResult {
     .unwrap_or_else(|_| {
         CompletionInfo::with_pagination(Vec::new(), None, true).expect("no values")
     });
-    CompleteResult::new(completion)
+    let mut complete = CompleteResult::new(completion);
+    complete.meta = server_meta(revision, server);
+    complete
 }

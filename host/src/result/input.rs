@@ -132,13 +132,77 @@ impl Refusal {
     }
 }
 
-/// A call that stopped to ask a stateless caller a question: the question
-/// under its key, and the signed state the caller sends back with the answer.
+/// The most characters a question's key may have.
+pub const MAX_KEY_CHARS: usize = 64;
+
+/// A question under the key its answer comes back with: chosen by the tool
+/// (`ask`), or by the host for the one-question imports (`elicitation-2`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct InputRequired {
-    /// The key of the question in the caller's answer.
+pub struct Question {
     pub key: String,
     pub request: InputRequest,
+}
+
+impl Question {
+    /// Whether `key` can name a question: 1 to [`MAX_KEY_CHARS`] characters of
+    /// `A-Z a-z 0-9 _ . -`.
+    ///
+    /// # Errors
+    ///
+    /// A sentence saying what is wrong with the key.
+    pub fn check_key(key: &str) -> Result<(), String> {
+        if key.is_empty() || key.len() > MAX_KEY_CHARS {
+            return Err(format!(
+                "a question's key has 1 to {MAX_KEY_CHARS} characters, not {}",
+                key.len()
+            ));
+        }
+        match key
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))
+        {
+            Some(c) => Err(format!(
+                "a question's key is made of A-Z, a-z, 0-9, `_`, `.` and `-`; {key:?} has {c:?}"
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A call that stopped to ask a stateless caller: the questions it has no
+/// answer to yet, each under its key, and the signed state the caller sends
+/// back with the answers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputRequired {
+    pub questions: Vec<Question>,
     /// Opaque to the caller: the answers so far, signed and bound to the call.
     pub state: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_is_short_and_plain() {
+        for key in [
+            "user_name",
+            "a",
+            "elicitation-2",
+            "v1.answer",
+            &"k".repeat(64),
+        ] {
+            assert_eq!(Question::check_key(key), Ok(()), "{key}");
+        }
+        for (key, says) in [
+            ("", "1 to 64"),
+            (&"k".repeat(65) as &str, "not 65"),
+            ("user name", "' '"),
+            ("ключ", "'к'"),
+            ("a/b", "'/'"),
+        ] {
+            let why = Question::check_key(key).unwrap_err();
+            assert!(why.contains(says), "{key}: {why}");
+        }
+    }
 }

@@ -23,7 +23,7 @@ mod prompt;
 mod resource;
 
 pub use builder::ToolResultBuilder;
-pub use input::{InputAnswer, InputRequest, InputRequired};
+pub use input::{InputAnswer, InputRequest, InputRequired, Question};
 pub use namespace::{Extension, NamespaceError, validate_name, validate_namespace};
 pub use prompt::{Prompt, PromptMessage, Role};
 pub use resource::{Contents, Suggestions};

@@ -1,5 +1,6 @@
 //! The `interaction` import: the questions a guest puts to its caller during a
-//! call (`elicit`, `sample`, `list-roots`), and the [`Asker`] through which they reach it.
+//! call (`elicit`, `sample`, `list-roots`, or a batch of them under keys the
+//! guest names with `ask`), and the [`Asker`] through which they reach it.
 //!
 //! The runtime knows nothing of protocols. It checks a question (a requested
 //! schema that is a JSON object, sampling messages of text, images or audio),
@@ -14,9 +15,12 @@
 //! instance ends, and the call comes back as [`super::Called::Asking`] with the
 //! question; nothing of the instance is kept.
 //!
-//! Budget: at most `max_input_requests` questions per call; the next one is
-//! refused as `over-budget` and the call ends as `resource_limit` whatever the
-//! guest returns. The time a caller takes to answer counts against the call's
+//! Budget: at most `max_input_requests` questions per call, each question of
+//! a batch counted; the next one is refused as `over-budget` and the call ends
+//! as `resource_limit` whatever the guest returns. A batch longer than the
+//! highest budget ends the call before any of it is converted. A key names one
+//! question of a call: a repeated or malformed one is refused as
+//! `invalid-request`. The time a caller takes to answer counts against the call's
 //! deadline, so no instance waits on a user for longer than `timeout_ms`.
 
 use std::future::Future;
@@ -29,8 +33,8 @@ use super::bindings::v0_1::plugin::toolhost::plugin::types::ContentPart as WitPa
 use super::bindings::v0_2::full::toolhost::plugin::interaction as wit;
 use super::state::CallState;
 use crate::result::input::{
-    ElicitAnswer, ElicitRequest, InputAnswer, InputRequest, ModelPreferences, Refusal, RefusalCode,
-    SampleAnswer, SampleMessage, SampleRequest,
+    ElicitAnswer, ElicitRequest, InputAnswer, InputRequest, ModelPreferences, Question, Refusal,
+    RefusalCode, SampleAnswer, SampleMessage, SampleRequest,
 };
 use crate::result::{ContentPart, Role};
 
@@ -45,17 +49,18 @@ pub enum Asked {
     /// The question was not put, or got no usable answer.
     Refused(Refusal),
     /// The caller is to be asked outside this instance: end the call with
-    /// the question.
+    /// the question (and the others of its batch that are to be asked too).
     Suspend,
 }
 
 /// Whom a call's questions reach: provided by the edge for one call.
 pub trait Asker: Send + Sync {
-    /// Puts `request` to the caller.
+    /// Puts a batch of `questions` to the caller; what became of each, in
+    /// their order.
     fn ask<'a>(
         &'a self,
-        request: &'a InputRequest,
-    ) -> Pin<Box<dyn Future<Output = Asked> + Send + 'a>>;
+        questions: &'a [Question],
+    ) -> Pin<Box<dyn Future<Output = Vec<Asked>> + Send + 'a>>;
 }
 
 /// The trap that ends an instance whose question is to be asked outside it.
@@ -87,44 +92,128 @@ impl CallIo {
     }
 }
 
+/// One question of a guest's batch under its key, or why it is not put.
+type Entry = (String, Result<InputRequest, Refusal>);
+
 impl CallState {
-    /// Counts `request` against the budget and puts it to the call's asker.
-    async fn ask(
+    /// Checks each key of `batch`, counts its questions against the budget,
+    /// and puts the usable ones to the call's asker; an answer or a refusal
+    /// for each, in order.
+    ///
+    /// # Errors
+    ///
+    /// The [`Suspended`] trap when the asker is to ask outside the instance,
+    /// or a budget trap when the batch is longer than any call may ask.
+    async fn ask_batch(
         &mut self,
-        request: InputRequest,
-    ) -> wasmtime::Result<Result<InputAnswer, Refusal>> {
-        self.questions += 1;
+        batch: Vec<Entry>,
+    ) -> wasmtime::Result<Vec<Result<InputAnswer, Refusal>>> {
+        if batch.len() > crate::config::MAX_INPUT_REQUESTS as usize {
+            return Err(self.too_many(batch.len()));
+        }
         let budget = self.budgets.input_requests;
-        if self.questions > budget {
-            self.hit(
-                "max_input_requests",
-                format!("the guest asked its caller more than {budget} questions"),
-            );
-            return Ok(Err(Refusal::new(
-                RefusalCode::OverBudget,
-                format!(
-                    "this call may ask its caller at most {budget} questions (max_input_requests)"
-                ),
-            )));
+        let mut answers: Vec<Option<Result<InputAnswer, Refusal>>> =
+            Vec::with_capacity(batch.len());
+        let mut asked = Vec::with_capacity(batch.len());
+        for (key, request) in batch {
+            self.questions += 1;
+            let checked = request.and_then(|request| {
+                if self.questions > budget {
+                    self.hit(
+                        "max_input_requests",
+                        format!("the guest asked its caller more than {budget} questions"),
+                    );
+                    return Err(Refusal::new(
+                        RefusalCode::OverBudget,
+                        format!(
+                            "this call may ask its caller at most {budget} questions (max_input_requests)"
+                        ),
+                    ));
+                }
+                let invalid = |why| Refusal::new(RefusalCode::InvalidRequest, why);
+                Question::check_key(&key).map_err(invalid)?;
+                if !self.keys.insert(key.clone()) {
+                    return Err(invalid(format!(
+                        "the key {key:?} was already asked in this call; each question needs a key of its own"
+                    )));
+                }
+                Ok(request)
+            });
+            match checked {
+                Ok(request) => {
+                    answers.push(None);
+                    asked.push(Question { key, request });
+                }
+                Err(refusal) => answers.push(Some(Err(refusal))),
+            }
         }
-        let Some(asker) = self.asker.clone() else {
-            return Ok(Err(Refusal::new(
-                RefusalCode::Unsupported,
-                "this caller cannot be asked questions during a call",
-            )));
+        if !asked.is_empty() {
+            let outcomes = match self.asker.clone() {
+                Some(asker) => {
+                    for question in &asked {
+                        tracing::debug!(plugin = %self.plugin, tool = %self.tool, key = %question.key, kind = question.request.capability(), "the guest asks its caller");
+                    }
+                    asker.ask(&asked).await
+                }
+                None => Vec::new(),
+            };
+            let mut outcomes = outcomes.into_iter();
+            let mut suspended = Vec::new();
+            let slots = answers.iter_mut().filter(|slot| slot.is_none());
+            for (slot, question) in slots.zip(asked) {
+                let outcome = outcomes.next().unwrap_or_else(|| {
+                    Asked::Refused(Refusal::new(
+                        RefusalCode::Unsupported,
+                        "this caller cannot be asked questions during a call",
+                    ))
+                });
+                *slot = Some(match outcome {
+                    Asked::Answer(answer) => Ok(answer),
+                    Asked::Refused(refusal) => {
+                        tracing::info!(plugin = %self.plugin, tool = %self.tool, key = %question.key, kind = question.request.capability(), error.type = "input_refused", "{}", refusal.message);
+                        Err(refusal)
+                    }
+                    Asked::Suspend => {
+                        suspended.push(question);
+                        continue;
+                    }
+                });
+            }
+            if !suspended.is_empty() {
+                self.suspended = Some(suspended);
+                return Err(wasmtime::Error::new(Suspended));
+            }
+        }
+        Ok(answers
+            .into_iter()
+            .map(|slot| slot.expect("every question has an outcome"))
+            .collect())
+    }
+
+    /// The trap of a batch of `count` questions, more than any call may ask:
+    /// the call ends as `resource_limit` before any is looked at.
+    fn too_many(&mut self, count: usize) -> wasmtime::Error {
+        let most = crate::config::MAX_INPUT_REQUESTS;
+        let message = format!(
+            "the guest asked {count} questions at once, more than the {most} any call may ask"
+        );
+        self.hit("max_input_requests", message.clone());
+        wasmtime::Error::msg(message)
+    }
+
+    /// Asks one question under the host's key for it: the capability and its
+    /// place in the call (`elicitation-2`).
+    async fn ask_one(
+        &mut self,
+        request: Result<InputRequest, Refusal>,
+    ) -> wasmtime::Result<Result<InputAnswer, Refusal>> {
+        let capability = match &request {
+            Ok(request) => request.capability(),
+            Err(_) => "invalid",
         };
-        tracing::debug!(plugin = %self.plugin, tool = %self.tool, kind = request.capability(), "the guest asks its caller");
-        match asker.ask(&request).await {
-            Asked::Answer(answer) => Ok(Ok(answer)),
-            Asked::Refused(refusal) => {
-                tracing::info!(plugin = %self.plugin, tool = %self.tool, kind = request.capability(), error.type = "input_refused", "{}", refusal.message);
-                Ok(Err(refusal))
-            }
-            Asked::Suspend => {
-                self.suspended = Some(request);
-                Err(wasmtime::Error::new(Suspended))
-            }
-        }
+        let key = format!("{capability}-{}", self.questions + 1);
+        let mut answers = self.ask_batch(vec![(key, request)]).await?;
+        Ok(answers.pop().expect("one answer for one question"))
     }
 }
 
@@ -134,18 +223,9 @@ impl wit::Host for CallState {
         message: String,
         requested_schema: String,
     ) -> wasmtime::Result<Result<wit::ElicitAnswer, wit::Refusal>> {
-        let request = match elicit_request(message, &requested_schema) {
-            Ok(request) => request,
-            Err(refusal) => return Ok(Err(to_wit_refusal(refusal))),
-        };
-        Ok(match self.ask(request).await? {
-            Ok(InputAnswer::Elicit(answer)) => Ok(match answer {
-                ElicitAnswer::Accept(content) => {
-                    wit::ElicitAnswer::Accept(Value::Object(content).to_string())
-                }
-                ElicitAnswer::Decline => wit::ElicitAnswer::Decline,
-                ElicitAnswer::Cancel => wit::ElicitAnswer::Cancel,
-            }),
+        let request = elicit_request(message, &requested_schema);
+        Ok(match self.ask_one(request).await? {
+            Ok(InputAnswer::Elicit(answer)) => Ok(to_wit_elicit(answer)),
             Ok(_) => Err(mismatched()),
             Err(refusal) => Err(to_wit_refusal(refusal)),
         })
@@ -155,11 +235,7 @@ impl wit::Host for CallState {
         &mut self,
         request: wit::SamplingRequest,
     ) -> wasmtime::Result<Result<wit::SamplingAnswer, wit::Refusal>> {
-        let request = match sample_request(request) {
-            Ok(request) => request,
-            Err(refusal) => return Ok(Err(to_wit_refusal(refusal))),
-        };
-        Ok(match self.ask(request).await? {
+        Ok(match self.ask_one(sample_request(request)).await? {
             Ok(InputAnswer::Sample(answer)) => Ok(to_wit_answer(answer)),
             Ok(_) => Err(mismatched()),
             Err(refusal) => Err(to_wit_refusal(refusal)),
@@ -167,18 +243,64 @@ impl wit::Host for CallState {
     }
 
     async fn list_roots(&mut self) -> wasmtime::Result<Result<Vec<wit::Root>, wit::Refusal>> {
-        Ok(match self.ask(InputRequest::ListRoots).await? {
-            Ok(InputAnswer::Roots(roots)) => Ok(roots
-                .into_iter()
-                .map(|root| wit::Root {
-                    uri: root.uri,
-                    name: root.name,
-                })
-                .collect()),
+        Ok(match self.ask_one(Ok(InputRequest::ListRoots)).await? {
+            Ok(InputAnswer::Roots(roots)) => Ok(to_wit_roots(roots)),
             Ok(_) => Err(mismatched()),
             Err(refusal) => Err(to_wit_refusal(refusal)),
         })
     }
+
+    async fn ask(
+        &mut self,
+        questions: Vec<(String, wit::Question)>,
+    ) -> wasmtime::Result<Vec<Result<wit::Answer, wit::Refusal>>> {
+        if questions.len() > crate::config::MAX_INPUT_REQUESTS as usize {
+            return Err(self.too_many(questions.len()));
+        }
+        let batch = questions
+            .into_iter()
+            .map(|(key, question)| {
+                let request = match question {
+                    wit::Question::Elicit(form) => {
+                        elicit_request(form.message, &form.requested_schema)
+                    }
+                    wit::Question::Sample(request) => sample_request(request),
+                    wit::Question::ListRoots => Ok(InputRequest::ListRoots),
+                };
+                (key, request)
+            })
+            .collect();
+        let answers = self.ask_batch(batch).await?;
+        Ok(answers
+            .into_iter()
+            .map(|answer| match answer {
+                Ok(InputAnswer::Elicit(answer)) => Ok(wit::Answer::Elicit(to_wit_elicit(answer))),
+                Ok(InputAnswer::Sample(answer)) => Ok(wit::Answer::Sample(to_wit_answer(answer))),
+                Ok(InputAnswer::Roots(roots)) => Ok(wit::Answer::Roots(to_wit_roots(roots))),
+                Err(refusal) => Err(to_wit_refusal(refusal)),
+            })
+            .collect())
+    }
+}
+
+fn to_wit_elicit(answer: ElicitAnswer) -> wit::ElicitAnswer {
+    match answer {
+        ElicitAnswer::Accept(content) => {
+            wit::ElicitAnswer::Accept(Value::Object(content).to_string())
+        }
+        ElicitAnswer::Decline => wit::ElicitAnswer::Decline,
+        ElicitAnswer::Cancel => wit::ElicitAnswer::Cancel,
+    }
+}
+
+fn to_wit_roots(roots: Vec<crate::result::input::Root>) -> Vec<wit::Root> {
+    roots
+        .into_iter()
+        .map(|root| wit::Root {
+            uri: root.uri,
+            name: root.name,
+        })
+        .collect()
 }
 
 /// An answer of the other kind than the question: an asker's bug, told as a

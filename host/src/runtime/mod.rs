@@ -42,7 +42,7 @@ pub use guest_result::MalformedResult;
 pub use in_flight::ResultsInFlight;
 pub use interaction::{Asked, Asker, CallIo, MAX_SCHEMA_BYTES, elicit_request};
 pub use network::NetworkPolicy;
-pub use offers::{CompletionRef, MAX_COMPLETION_VALUES};
+pub use offers::{CompletionRef, MAX_COMPLETION_VALUES, Offered};
 pub use plugin::{CallContext, Called, Plugin, call_budget};
 pub use policy::{Capabilities, PolicyError};
 pub use state::{BudgetHit, TABLE_ELEMENT_BYTES};

@@ -2,21 +2,34 @@
 //! resources and completions. Each is described once at load; each `get`,
 //! `read` and `complete` runs in a fresh instance under the same slots,
 //! deadline and budgets as a tool call, and what it answers counts against
-//! `max_result_bytes` like a tool's result.
+//! `max_result_bytes` like a tool's result. A prompt's `get` and a
+//! resource's `read` may ask the caller questions as a tool call does
+//! (`interaction`), through the [`CallIo`] the edge gives them.
 
 use super::bindings::v0_2::{completion as wit_completion, prompts as wit_prompts};
 use super::bindings::wit_types;
 use super::descriptor::{PromptDescriptor, ResourceDescriptor, TemplateDescriptor};
 use super::guest_result::{ELEMENT_BYTES, part_bytes};
-use super::plugin::{CallContext, Plugin};
+use super::interaction::CallIo;
+use super::plugin::{CallContext, Plugin, Stop};
 use super::state::{BudgetHit, CallState};
 use crate::result::{
-    ContentPart, Contents, Prompt, PromptMessage, ResourceBody, Role, Suggestions, ToolError,
-    ToolResult,
+    ContentPart, Contents, Prompt, PromptMessage, Question, ResourceBody, Role, Suggestions,
+    ToolError, ToolResult,
 };
 
 /// At most this many completion values reach the caller (MCP's limit).
 pub const MAX_COMPLETION_VALUES: usize = 100;
+
+/// What a prompt's `get` or a resource's `read` came to.
+#[derive(Debug)]
+pub enum Offered<T> {
+    /// The guest's answer.
+    Answer(T),
+    /// The questions a stateless caller is to answer before the guest can
+    /// answer (as [`super::Called::Asking`] for a tool).
+    Asking(Vec<Question>),
+}
 
 /// What is being completed, by the names the plugin gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,7 +62,8 @@ impl Plugin {
     }
 
     /// Fills in the prompt `name` with `arguments` (checked by the caller against
-    /// the descriptor) in a fresh instance.
+    /// the descriptor) in a fresh instance; its questions reach the caller
+    /// through `io`.
     ///
     /// # Errors
     ///
@@ -60,16 +74,21 @@ impl Plugin {
         name: &str,
         arguments: &[(String, String)],
         ctx: &CallContext,
-    ) -> Result<Prompt, ToolError> {
+        io: CallIo,
+    ) -> Result<Offered<Prompt>, ToolError> {
         let context = self.wit_context(ctx);
         let what = format!("prompt {name}");
-        let prompt = self
-            .answer(&what, async |store| {
+        let prompt = match self
+            .answer(&what, io, async |store| {
                 self.ready
                     .get_prompt(store, name, arguments, &context)
                     .await
             })
-            .await?;
+            .await?
+        {
+            Offered::Answer(prompt) => prompt,
+            Offered::Asking(questions) => return Ok(Offered::Asking(questions)),
+        };
         let size = prompt.description.as_ref().map_or(0, |d| d.len() as u64)
             + prompt
                 .messages
@@ -77,7 +96,7 @@ impl Plugin {
                 .map(|m| ELEMENT_BYTES + part_bytes(&m.content))
                 .sum::<u64>();
         self.within_budget(&what, "prompt", size)?;
-        Ok(Prompt {
+        Ok(Offered::Answer(Prompt {
             description: prompt.description,
             messages: prompt
                 .messages
@@ -90,11 +109,12 @@ impl Plugin {
                     content: ContentPart::from(message.content),
                 })
                 .collect(),
-        })
+        }))
     }
 
     /// Reads `uri` (one of the plugin's resources, or a URI that matches one of
-    /// its templates: the caller checked) in a fresh instance.
+    /// its templates: the caller checked) in a fresh instance; its questions
+    /// reach the caller through `io`.
     ///
     /// # Errors
     ///
@@ -103,14 +123,19 @@ impl Plugin {
         &self,
         uri: &str,
         ctx: &CallContext,
-    ) -> Result<Vec<Contents>, ToolError> {
+        io: CallIo,
+    ) -> Result<Offered<Vec<Contents>>, ToolError> {
         let context = self.wit_context(ctx);
         let what = format!("resource {uri}");
-        let contents = self
-            .answer(&what, async |store| {
+        let contents = match self
+            .answer(&what, io, async |store| {
                 self.ready.read_resource(store, uri, &context).await
             })
-            .await?;
+            .await?
+        {
+            Offered::Answer(contents) => contents,
+            Offered::Asking(questions) => return Ok(Offered::Asking(questions)),
+        };
         let size = contents
             .iter()
             .map(|c| {
@@ -123,22 +148,25 @@ impl Plugin {
             })
             .sum();
         self.within_budget(&what, "resource", size)?;
-        Ok(contents
-            .into_iter()
-            .map(|c| Contents {
-                uri: c.uri,
-                mime: c.mime,
-                body: match c.body {
-                    wit_types::ResourceBody::Text(text) => ResourceBody::Text(text),
-                    wit_types::ResourceBody::Bytes(bytes) => ResourceBody::Bytes(bytes),
-                },
-            })
-            .collect())
+        Ok(Offered::Answer(
+            contents
+                .into_iter()
+                .map(|c| Contents {
+                    uri: c.uri,
+                    mime: c.mime,
+                    body: match c.body {
+                        wit_types::ResourceBody::Text(text) => ResourceBody::Text(text),
+                        wit_types::ResourceBody::Bytes(bytes) => ResourceBody::Bytes(bytes),
+                    },
+                })
+                .collect(),
+        ))
     }
 
     /// Suggests values for the argument `(name, value)` of `reference`, given
     /// the arguments already `resolved`, in a fresh instance. More than
-    /// [`MAX_COMPLETION_VALUES`] values are cut (and `has_more` set).
+    /// [`MAX_COMPLETION_VALUES`] values are cut (and `has_more` set). A
+    /// completion asks the caller nothing: its questions are refused.
     ///
     /// # Errors
     ///
@@ -162,13 +190,16 @@ impl Plugin {
             name: name.to_owned(),
             value: value.to_owned(),
         };
-        let mut suggestions = self
-            .answer(&what, async |store| {
+        let suggestions = self
+            .answer(&what, CallIo::default(), async |store| {
                 self.ready
                     .complete(store, &reference, &argument, resolved, &context)
                     .await
             })
             .await?;
+        let Offered::Answer(mut suggestions) = suggestions else {
+            unreachable!("a call without an asker never stops to ask")
+        };
         let size = suggestions
             .values
             .iter()
@@ -184,20 +215,23 @@ impl Plugin {
         })
     }
 
-    /// Runs `work` in a fresh instance for `what`; the guest's own failure and
-    /// the host's (a fault, a budget) both become the coded error.
+    /// Runs `work` in a fresh instance for `what`, its questions reaching the
+    /// caller through `io`; the guest's own failure and the host's (a fault, a
+    /// budget) both become the coded error.
     async fn answer<T>(
         &self,
         what: &str,
+        io: CallIo,
         work: impl AsyncFnOnce(
             &mut wasmtime::Store<CallState>,
         ) -> wasmtime::Result<Result<T, wit_types::ToolError>>,
-    ) -> Result<T, ToolError> {
-        let ran = self
-            .run(what, super::interaction::CallIo::default(), work)
-            .await
-            .map_err(|stop| failure_of(stop.into_failure()))?;
-        ran.value.map_err(|error| ToolError {
+    ) -> Result<Offered<T>, ToolError> {
+        let ran = match self.run(what, io, work).await {
+            Ok(ran) => ran,
+            Err(Stop::Asking(questions)) => return Ok(Offered::Asking(questions)),
+            Err(Stop::Failed(failure)) => return Err(failure_of(failure)),
+        };
+        ran.value.map(Offered::Answer).map_err(|error| ToolError {
             code: error.code.into(),
             message: error.message,
             // Details that are not JSON are kept, as text.

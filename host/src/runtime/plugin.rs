@@ -23,7 +23,7 @@ use super::policy::{Capabilities, Denials};
 use super::state::{BudgetHit, CallLimiter, CallState};
 use crate::config::World;
 use crate::render::format::decode_app_response;
-use crate::result::{ErrorCode, InputRequest, ToolResult};
+use crate::result::{ErrorCode, Question, ToolResult};
 
 /// How often `describe` instantiates a component whose memory image the kernel
 /// would not seal (see [`Plugin::describe`]).
@@ -63,7 +63,8 @@ pub struct CallContext {
 #[allow(clippy::large_enum_variant)]
 pub enum Called {
     Finished(ToolResult),
-    Asking(InputRequest),
+    /// The questions the caller is to answer before the call can go on.
+    Asking(Vec<Question>),
 }
 
 impl Called {
@@ -86,17 +87,8 @@ impl Called {
 pub(super) enum Stop {
     /// The coded failure the caller gets.
     Failed(ToolResult),
-    /// The guest's question is to be asked outside the instance.
-    Asking(InputRequest),
-}
-
-impl Stop {
-    pub(super) fn into_failure(self) -> ToolResult {
-        match self {
-            Stop::Failed(failure) => failure,
-            Stop::Asking(request) => Called::Asking(request).into_result(),
-        }
-    }
+    /// The guest's questions are to be asked outside the instance.
+    Asking(Vec<Question>),
 }
 
 /// A plugin ready to serve calls.
@@ -239,8 +231,8 @@ impl Plugin {
             Ok(value) => value,
             Err(error) => {
                 // The `interaction` import stopped the guest to ask outside it.
-                if let Some(request) = sandbox.store.data_mut().suspended.take() {
-                    return Err(Stop::Asking(request));
+                if let Some(questions) = sandbox.store.data_mut().suspended.take() {
+                    return Err(Stop::Asking(questions));
                 }
                 return Err(Stop::Failed(self.finish_fault(
                     what,
@@ -295,7 +287,7 @@ impl Plugin {
         match ran {
             Ok(ran) => Called::Finished(self.convert(tool, ran).await),
             Err(Stop::Failed(failure)) => Called::Finished(failure),
-            Err(Stop::Asking(request)) => Called::Asking(request),
+            Err(Stop::Asking(questions)) => Called::Asking(questions),
         }
     }
 
@@ -457,6 +449,7 @@ impl Plugin {
             events: io.events,
             asker: io.asker,
             questions: 0,
+            keys: std::collections::HashSet::new(),
             suspended: None,
             log_lines: 0,
             network: self.capabilities.network(),

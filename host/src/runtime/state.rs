@@ -33,9 +33,10 @@ pub struct CallState {
     pub(super) events: Option<EventSender>,
     /// Whom the guest's questions reach (`interaction`); none refuses them.
     pub(super) asker: Option<std::sync::Arc<dyn super::interaction::Asker>>,
-    /// Questions the guest asked so far, and the one it stopped at.
+    /// Questions the guest asked so far, their keys, and the ones it stopped at.
     pub(super) questions: u32,
-    pub(super) suspended: Option<crate::result::InputRequest>,
+    pub(super) keys: std::collections::HashSet<String>,
+    pub(super) suspended: Option<Vec<crate::result::Question>>,
     pub(super) log_lines: usize,
     /// The plugin's network rules: which names the lookup filter (`lookup.rs`)
     /// resolves, and whether sockets exist at all (`sockets.rs`).
