@@ -10,6 +10,7 @@ GUESTS := --manifest-path guest-examples/Cargo.toml --target wasm32-wasip2 --rel
 # prerequisites as it reads them).
 LANG_OUT := guest-examples/target/lang
 LANG_GUESTS := $(LANG_OUT)/js_tools.wasm $(LANG_OUT)/js_legacy_app.wasm $(LANG_OUT)/js_web.wasm \
+	$(LANG_OUT)/js_notes.wasm \
 	$(LANG_OUT)/py_tools.wasm $(LANG_OUT)/py_web.wasm $(LANG_OUT)/c_tools.wasm
 
 .PHONY: run test setup postgres registry guests rust-guests lint unit a2a-check conformance clients bless build soak bench fuzz
@@ -55,6 +56,13 @@ $(LANG_OUT)/js_tools.wasm: $(JS_DIR)/tools.js $(WIT) $(JS_DIR)/node_modules/.ins
 $(LANG_OUT)/js_legacy_app.wasm: guest-examples/js-legacy-app/app.js $(WIT) $(JS_DIR)/node_modules/.installed
 	mkdir -p $(LANG_OUT)
 	$(COMPONENTIZE_JS) --wit ../../wit --world-name legacy-app -o ../target/lang/js_legacy_app.wasm.tmp ../js-legacy-app/app.js
+	mv $@.tmp $@
+
+# js-notes (prompts, resources, completions and a tool that asks: world `full`)
+# shares js-tools' componentize-js, as js-web does.
+$(LANG_OUT)/js_notes.wasm: guest-examples/js-notes/notes.js $(WIT) $(JS_DIR)/node_modules/.installed
+	mkdir -p $(LANG_OUT)
+	$(COMPONENTIZE_JS) --wit ../../wit --world-name full -o ../target/lang/js_notes.wasm.tmp ../js-notes/notes.js
 	mv $@.tmp $@
 
 # js-web shares js-tools' componentize-js (it has no package.json of its own).

@@ -613,3 +613,92 @@ fn a_prompt_and_a_resource_answer_a_stateless_caller_input_required() {
         );
     }
 }
+
+/// The JavaScript `notes` example (`guest-examples/js-notes`): its prompt,
+/// resources and completions, and a tool that asks, over stdio in both eras.
+#[test]
+fn the_javascript_notes_example_offers_a_prompt_a_resource_and_a_tool_that_asks() {
+    let schemas = McpSchemas::load();
+    let start = || {
+        Client::start_with(&format!(
+            "[host]\ndata_dir = \"{}\"\n[[plugin]]\npath = \"{}\"\n",
+            root().join("target/test-data").display(),
+            common::host::lang_guest("js_notes").display(),
+        ))
+    };
+    let revision = Revision::V2025_11_25;
+    let mut client = start();
+    client.initialize_with(revision, json!({"elicitation": {}}));
+    let (_, got) = client.request(
+        "prompts/get",
+        json!({"name": "summarize_note", "arguments": {"slug": "sandbox"}}),
+    );
+    let prompt = checked(&schemas, revision, "GetPromptResult", &got["result"]);
+    assert_eq!(
+        prompt["messages"][0]["content"]["resource"]["uri"],
+        "notes://note/sandbox"
+    );
+    let (_, read) = client.request("resources/read", json!({"uri": "notes://note/prompts"}));
+    let read = checked(&schemas, revision, "ReadResourceResult", &read["result"]);
+    assert!(
+        read["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("# Prompts and resources"),
+        "{read}"
+    );
+    // A guest's thrown tool-error reaches the caller with its code.
+    let (_, missing) = client.request("resources/read", json!({"uri": "notes://note/nothing"}));
+    assert_eq!(missing["error"]["code"], -32002, "{missing}");
+    let (_, completed) = client.request(
+        "completion/complete",
+        json!({"ref": {"type": "ref/resource", "uri": "notes://note/{slug}"}, "argument": {"name": "slug", "value": "p"}}),
+    );
+    assert_eq!(
+        completed["result"]["completion"]["values"],
+        json!(["prompts"])
+    );
+    let (_, picked) = client.request_answering(
+        "tools/call",
+        json!({"name": "pick_note", "arguments": {}}),
+        |request| {
+            checked(&schemas, revision, "ElicitRequest", request);
+            assert_eq!(
+                request["params"]["requestedSchema"]["properties"]["slug"]["enum"],
+                json!(["sandbox", "prompts"])
+            );
+            Ok(json!({"action": "accept", "content": {"slug": "prompts"}}))
+        },
+    );
+    let result = call_result(&schemas, revision, &picked);
+    assert_eq!(
+        result["structuredContent"],
+        json!({"slug": "prompts", "title": "Prompts and resources"})
+    );
+
+    // A client that cannot be asked: the refusal becomes the coded error.
+    let mut unasked = start();
+    unasked.initialize_with(revision, json!({}));
+    let (_, refused) = unasked.request("tools/call", json!({"name": "pick_note", "arguments": {}}));
+    let result = call_result(&schemas, revision, &refused);
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(result.to_string().contains("unsupported"), "{result}");
+
+    // 2026-07-28: input_required, then the retry with the answer.
+    let meta = modern(json!({"elicitation": {}}));
+    let (_, first) = client.request(
+        "tools/call",
+        json!({"name": "pick_note", "arguments": {}, "_meta": meta.clone()}),
+    );
+    let (key, _, state) = input_required(&schemas, &first);
+    let (_, done) = client.request(
+        "tools/call",
+        json!({"name": "pick_note", "arguments": {}, "_meta": meta, "requestState": state,
+               "inputResponses": {key: {"action": "accept", "content": {"slug": "sandbox"}}}}),
+    );
+    let result = call_result(&schemas, Revision::V2026_07_28, &done);
+    assert_eq!(
+        result["structuredContent"],
+        json!({"slug": "sandbox", "title": "The sandbox"})
+    );
+}
