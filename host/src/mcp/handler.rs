@@ -1,10 +1,11 @@
-//! The MCP request handler: `tools/list`, `tools/call`, `resources/read`,
-//! `logging/setLevel` and `server/discover`, for both eras, on rmcp.
+//! The MCP request handler: every method rmcp routes, for both eras. It serves
+//! `tools/list`, `logging/setLevel`, `server/discover` and reads of stored
+//! results itself, and hands `tools/call` to [`super::tools_call`], prompts and
+//! resources to [`super::prompts`] and [`super::resources`].
 //!
 //! The negotiated revision of each request (rmcp tells: the request's `_meta` on
 //! 2026-07-28, the `initialize` result before) and its output mode pick the
-//! mapper's target; the mapper alone shapes the `CallToolResult`. A call's guest
-//! progress and log lines reach the caller as it runs ([`super::events`]).
+//! mapper's target; the mapper alone shapes the `CallToolResult`.
 //!
 //! Who calls is explicit: a stdio session is the local operator; an HTTP request
 //! carries the [`Caller`] the HTTP guard put in its extensions (a token's
@@ -31,19 +32,11 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
-use super::asking::Subject;
-use super::call_stream::CallOutlet;
-use super::drain::CallGuard;
-use super::events;
-use super::limits;
-use super::prometheus::UNKNOWN_TOOL;
+use super::tools_call::Facts;
 use super::trace::{self, HttpSpan, RequestTrace};
-use super::{Listener, Server, TokenId, audit};
-use crate::catalog::{self, Caller};
-use crate::render::{
-    OutputMode, RenderContext, Rendering, Revision, ServerInfo, Target, format, mcp,
-};
-use crate::runtime;
+use super::{Listener, Server};
+use crate::catalog::Caller;
+use crate::render::{OutputMode, RenderContext, Revision, ServerInfo, format, mcp};
 use crate::store::StoreError;
 use tracing::Instrument as _;
 
@@ -64,9 +57,9 @@ pub(super) const SERVER: ServerInfo<'static> = ServerInfo {
 pub struct Session {
     pub(super) server: Arc<Server>,
     /// Where requests come from, and so who calls.
-    transport: Transport,
+    pub(super) transport: Transport,
     /// The level `logging/setLevel` chose; no guest log lines are sent before.
-    log_level: Arc<Mutex<Option<LoggingLevel>>>,
+    pub(super) log_level: Arc<Mutex<Option<LoggingLevel>>>,
     /// Cancelled when the client's input ends (stdio), so open subscriptions end
     /// with it instead of holding the process up.
     input_closed: tokio_util::sync::CancellationToken,
@@ -116,7 +109,7 @@ pub(super) fn revision(ctx: &RequestContext<RoleServer>) -> Revision {
         .unwrap_or(Revision::V2025_03_26)
 }
 
-fn parts(ctx: &RequestContext<RoleServer>) -> Option<&axum::http::request::Parts> {
+pub(super) fn parts(ctx: &RequestContext<RoleServer>) -> Option<&axum::http::request::Parts> {
     ctx.extensions.get::<axum::http::request::Parts>()
 }
 
@@ -138,52 +131,13 @@ fn caller_of(
     }
 }
 
-/// The answer to a call of a tool the catalog does not have, or one the caller
-/// may not see: the same, so the two cannot be told apart.
-fn unknown_tool(name: &str) -> ErrorData {
-    ErrorData::invalid_params(
-        format!("Unknown tool: {name}"),
-        Some(json!({ "name": name })),
-    )
-}
-
 impl Session {
     pub(super) fn caller(&self, ctx: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
         caller_of(self.transport, parts(ctx))
     }
-
-    /// A stdio call: refused once a drain has started, or over a rate limit
-    /// (`-32029`, the wait in `data.retryAfterMs`).
-    fn admit_stdio(
-        &self,
-        caller: &Caller,
-        tool: &str,
-        facts: &mut Facts,
-    ) -> Result<CallGuard, ErrorData> {
-        let Some(guard) = self.server.drain.admit() else {
-            tracing::info!(error.type = "shutting_down", tool, "call refused: the server is shutting down");
-            facts.outcome = "shutting_down";
-            return Err(ErrorData::new(
-                rmcp::model::ErrorCode(-32000),
-                "Service unavailable: the server is shutting down",
-                None,
-            ));
-        };
-        let principal = caller.principal.as_deref();
-        if let Err(refusal) = self.server.limiter.check(principal, tool) {
-            limits::log_refusal(&self.server, principal, tool, &refusal);
-            facts.outcome = "rate_limited";
-            return Err(ErrorData::new(
-                rmcp::model::ErrorCode(limits::RATE_LIMITED),
-                refusal.message(),
-                Some(refusal.data()),
-            ));
-        }
-        Ok(guard)
-    }
 }
 
-fn output_mode(
+pub(super) fn output_mode(
     ctx: &RequestContext<RoleServer>,
     default: OutputMode,
 ) -> Result<OutputMode, ErrorData> {
@@ -201,232 +155,6 @@ fn output_mode(
             ErrorData::invalid_params(e, Some(json!({ "key": OUTPUT_MODE_KEY })))
         }),
         None => Ok(default),
-    }
-}
-
-/// A tool that needs client capabilities refuses a client that did not declare
-/// them (in the request's `_meta` on 2026-07-28, at `initialize` before) with
-/// `-32021`, naming what is missing.
-fn check_client_capabilities(
-    required: &[String],
-    ctx: &RequestContext<RoleServer>,
-) -> Result<(), ErrorData> {
-    if required.is_empty() {
-        return Ok(());
-    }
-    let declared = ctx
-        .client_capabilities()
-        .and_then(|caps| serde_json::to_value(caps).ok())
-        .unwrap_or_default();
-    let missing: serde_json::Map<String, Value> = required
-        .iter()
-        .filter(|cap| declared.get(cap.as_str()).is_none_or(Value::is_null))
-        .map(|cap| (cap.clone(), json!({})))
-        .collect();
-    if missing.is_empty() {
-        return Ok(());
-    }
-    let required = serde_json::from_value(Value::Object(missing))
-        .map_err(|e| ErrorData::internal_error(format!("unknown client capability: {e}"), None))?;
-    Err(ErrorData::missing_required_client_capability(required))
-}
-
-/// What the audit log and the metrics learn of a `tools/call` as it is served.
-struct Facts {
-    /// `"ok"`, the result's error code, or the refusal before the call (a
-    /// closed set: see `docs/operating.md`, "Metrics").
-    outcome: &'static str,
-    caller: Option<Caller>,
-    /// The catalog that has the tool; `None` when no tool was found.
-    catalog: Option<Arc<crate::catalog::Catalog>>,
-    call_id: Option<String>,
-    arguments: Option<Value>,
-}
-
-impl Session {
-    /// `tools/call`, filling in `facts` as it goes.
-    async fn serve_call(
-        &self,
-        request: CallToolRequestParams,
-        context: &RequestContext<RoleServer>,
-        name: &str,
-        request_id: &str,
-        facts: &mut Facts,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let revision = revision(context);
-        let mode = output_mode(context, self.server.default_mode)?;
-        facts.outcome = "unauthorized";
-        let caller = self.caller(context)?;
-        facts.caller = Some(caller.clone());
-        // On HTTP the calls guard admitted the call and spent its buckets; on
-        // stdio it happens here, once, before the tool is even looked up (as on
-        // HTTP, where the guard cannot look it up).
-        let _in_flight = match self.transport {
-            Transport::Stdio => Some(self.admit_stdio(&caller, name, facts)?),
-            Transport::Http => None,
-        };
-        let catalog = self.server.catalog();
-        let Some(tool) = catalog.tool(name).filter(|tool| tool.visible_to(&caller)) else {
-            facts.outcome = "unknown_tool";
-            if self.server.audit.is_on() {
-                facts.arguments = request.arguments.map(Value::Object);
-            }
-            return Err(unknown_tool(name));
-        };
-        facts.catalog = Some(catalog.clone());
-        facts.outcome = "missing_client_capability";
-        check_client_capabilities(&tool.descriptor.required_client_capabilities, context)?;
-        // A stateless caller's retry replays its answers; its state is checked
-        // before the tool runs.
-        let principal = caller.principal.as_deref();
-        let subject = Subject {
-            principal,
-            method: "tools/call",
-            name,
-            arguments: request.arguments.as_ref(),
-        };
-        facts.outcome = "invalid_params";
-        let asking = self.asking(
-            context,
-            &subject,
-            request.request_state.as_deref(),
-            request.input_responses.as_ref(),
-        )?;
-        let arguments = request.arguments.map(Value::Object);
-
-        let progress_token = context.meta.get_progress_token();
-        let log_level = if revision.is_stateless() {
-            context.meta.log_level()
-        } else {
-            *self.log_level.lock().expect("level lock")
-        };
-        let outlet = match parts(context).and_then(|p| p.extensions.get::<CallOutlet>()) {
-            Some(outlet) => events::Outlet::Stream(outlet.clone()),
-            None => events::Outlet::Peer(context.peer.clone()),
-        };
-        let (events, forward) = events::forward(outlet, progress_token, log_level).unzip();
-        let call_id = catalog::new_call_id();
-        facts.call_id = Some(call_id.clone());
-        let io = asking.io(events);
-        let call = catalog.call_with(call_id, tool, arguments.as_ref(), &caller, request_id, io);
-        let called = tokio::select! {
-            called = call => called,
-            () = context.ct.cancelled() => {
-                // Dropping the call drops its store: the instance ends here.
-                tracing::info!(tool = %name, "call cancelled by the client");
-                facts.outcome = "cancelled";
-                facts.arguments = arguments;
-                return Err(ErrorData::internal_error("the request was cancelled", None));
-            }
-        };
-        if let Some(forward) = forward {
-            let _ = forward.await;
-        }
-        let result = match called {
-            runtime::Called::Finished(result) => result,
-            runtime::Called::Asking(questions) if asking.is_stateless() => {
-                facts.outcome = "input_required";
-                let subject = Subject {
-                    principal,
-                    method: "tools/call",
-                    name,
-                    arguments: arguments.as_ref().and_then(Value::as_object),
-                };
-                let required = self.input_required(&asking, questions, &subject);
-                facts.arguments = arguments;
-                return required.map(Into::into).inspect_err(|_| {
-                    facts.outcome = "internal_error";
-                });
-            }
-            asking @ runtime::Called::Asking(_) => asking.into_result(),
-        };
-        facts.arguments = arguments;
-        facts.outcome = result.error().map_or("ok", |error| error.code.as_str());
-
-        let mut render = RenderContext::new(name, jiff::Timestamp::now());
-        render.output_schema = tool.descriptor.output_schema.as_ref();
-        render.request_id = request_id;
-        render.principal = caller.principal.as_deref();
-        render.server = Some(SERVER);
-        let target = Target::Mcp { revision, mode };
-        let rendered = self
-            .server
-            .mapper
-            .render_owned(result, target, &render)
-            .instrument(tracing::debug_span!("render", toolhost.target = %target))
-            .await;
-        let span = tracing::Span::current();
-        if !span.is_disabled() {
-            // Counted only for a span that is kept: the mapper itself does not
-            // measure a rendering well within the limit.
-            span.record("toolhost.rendered_bytes", rendered.size() as i64);
-            span.record("toolhost.offloaded", rendered.offloaded);
-        }
-        match rendered.rendering {
-            Rendering::Mcp(wire) => Ok((*wire).into()),
-            Rendering::Json(_) => {
-                facts.outcome = "internal_error";
-                Err(ErrorData::internal_error(
-                    "the mapper rendered no MCP result for an MCP target",
-                    None,
-                ))
-            }
-        }
-    }
-
-    /// Records a served call: its line in the audit log, its count and duration
-    /// in the metrics.
-    fn observe(
-        &self,
-        context: &RequestContext<RoleServer>,
-        name: &str,
-        request_id: &str,
-        started: Instant,
-        facts: Facts,
-        trace: &RequestTrace,
-    ) {
-        let elapsed = started.elapsed();
-        let tool = facts
-            .catalog
-            .as_ref()
-            .and_then(|catalog| catalog.tool(name));
-        let label = tool
-            .map_or(UNKNOWN_TOOL, |tool| tool.name.as_str())
-            .to_owned();
-        if let Some(tool) = tool {
-            trace.span.record("gen_ai.tool.name", tool.name.as_str());
-            trace.span.record("toolhost.plugin", tool.provider().name());
-        }
-        trace.span.record("toolhost.outcome", facts.outcome);
-        if facts.outcome != "ok" {
-            trace.span.record("error.type", facts.outcome);
-            trace.span.record("otel.status_code", "ERROR");
-        }
-        metrics::counter!("toolhost_calls_total", "tool" => label.clone(), "outcome" => facts.outcome).increment(1);
-        metrics::histogram!("toolhost_call_duration_seconds", "tool" => label)
-            .record(elapsed.as_secs_f64());
-        let audit = &self.server.audit;
-        if !audit.is_on() {
-            return;
-        }
-        let token_id = parts(context).and_then(|p| p.extensions.get::<TokenId>());
-        audit.record(&audit::Entry {
-            transport: match self.transport {
-                Transport::Stdio => "stdio",
-                Transport::Http => "http",
-            },
-            principal: facts.caller.as_ref().and_then(|c| c.principal.as_deref()),
-            token_id: token_id.map(|id| id.0.as_str()),
-            tool: name,
-            plugin: tool.map(|tool| tool.provider().name()),
-            digest: tool.and_then(|tool| tool.provider().digest()),
-            outcome: facts.outcome,
-            duration_ms: elapsed.as_secs_f64() * 1000.0,
-            arguments: facts.arguments.as_ref().and_then(Value::as_object),
-            request_id,
-            call_id: facts.call_id.as_deref(),
-            trace_id: trace.trace_id.as_deref(),
-        });
     }
 }
 
@@ -586,13 +314,7 @@ impl ServerHandler for Session {
         let started = Instant::now();
         let name = request.name.to_string();
         let request_id = context.id.to_string();
-        let mut facts = Facts {
-            outcome: "invalid_params",
-            caller: None,
-            catalog: None,
-            call_id: None,
-            arguments: None,
-        };
+        let mut facts = Facts::new();
         let trace = request_trace("tools/call", Some(&name), &request_id, &context);
         let answer = self
             .serve_call(request, &context, &name, &request_id, &mut facts)

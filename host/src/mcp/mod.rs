@@ -25,6 +25,7 @@ mod resources;
 mod sessions;
 mod token_guard;
 mod tools;
+mod tools_call;
 pub mod trace;
 
 pub use audit::Audit;
