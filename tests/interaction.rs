@@ -620,11 +620,15 @@ fn a_prompt_and_a_resource_answer_a_stateless_caller_input_required() {
 fn the_javascript_notes_example_offers_a_prompt_a_resource_and_a_tool_that_asks() {
     let schemas = McpSchemas::load();
     let start = || {
-        Client::start_with(&format!(
+        let mut client = Client::start_with(&format!(
             "[host]\ndata_dir = \"{}\"\n[[plugin]]\npath = \"{}\"\n",
             root().join("target/test-data").display(),
             common::host::lang_guest("js_notes").display(),
-        ))
+        ));
+        // The first start compiles the SpiderMonkey component (seconds, and more
+        // on a busy machine beside other tests) before it answers.
+        client.patience = std::time::Duration::from_secs(180);
+        client
     };
     let revision = Revision::V2025_11_25;
     let mut client = start();
@@ -665,7 +669,7 @@ fn the_javascript_notes_example_offers_a_prompt_a_resource_and_a_tool_that_asks(
             checked(&schemas, revision, "ElicitRequest", request);
             assert_eq!(
                 request["params"]["requestedSchema"]["properties"]["slug"]["enum"],
-                json!(["sandbox", "prompts"])
+                json!(["sandbox", "results", "prompts"])
             );
             Ok(json!({"action": "accept", "content": {"slug": "prompts"}}))
         },

@@ -1,5 +1,6 @@
 // `notes` in JavaScript: a plugin that offers more than tools, against the WIT
-// world `full` (../../wit). It is the Rust `notes` example's twin, smaller:
+// world `full` (../../wit). It is the Rust `notes` example's twin (the same
+// notes; no `find_notes`):
 //
 // - resources: `notes://index` (every note) and the template
 //   `notes://note/{slug}` (one note, as Markdown);
@@ -14,8 +15,21 @@
 import { elicit } from 'toolhost:plugin/interaction@0.2.0';
 
 const NOTES = [
-  ['sandbox', 'The sandbox', 'Each call runs in a fresh instance, and reaches only what the operator grants.'],
-  ['prompts', 'Prompts and resources', 'A plugin may offer prompts, resources and completions beside its tools.'],
+  [
+    'sandbox',
+    'The sandbox',
+    'Each call runs in a fresh instance. A guest reaches files and the network only as far as the operator grants.',
+  ],
+  [
+    'results',
+    'Results',
+    'A tool returns typed parts; the host renders them for every protocol revision. Large results travel as links.',
+  ],
+  [
+    'prompts',
+    'Prompts and resources',
+    'Since toolhost:plugin@0.2.0 a plugin may offer prompts, resources and completions beside its tools.',
+  ],
 ];
 
 const noteUri = (slug) => `notes://note/${slug}`;
@@ -156,7 +170,7 @@ export const prompts = {
         name: 'summarize_note',
         title: 'Summarize a note',
         description: 'Asks for a one-sentence summary of a note.',
-        arguments: [{ name: 'slug', title: undefined, description: 'Which note', required: true }],
+        arguments: [{ name: 'slug', title: undefined, description: 'Which note: sandbox, results or prompts', required: true }],
         requiredPrivileges: [],
       },
     ];

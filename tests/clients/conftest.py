@@ -100,13 +100,18 @@ def http_url(tmp_path_factory):
 
 
 NOTES = REPO / "guest-examples" / "target" / "wasm32-wasip2" / "release" / "notes.wasm"
+JS_NOTES = REPO / "guest-examples" / "target" / "lang" / "js_notes.wasm"
+
+
+def config_of(folder: Path, component: Path) -> Path:
+    """A configuration serving `component` alone, with its data under `folder`."""
+    config = folder / "toolhost.toml"
+    config.write_text(f'[host]\ndata_dir = "{folder / "data"}"\n[[plugin]]\npath = "{component}"\n')
+    return config
 
 
 @pytest.fixture(scope="session")
 def notes_config(tmp_path_factory) -> Path:
     """A configuration with the `notes` example alone: a plugin with a prompt,
     resources, completions and a tool that asks the user."""
-    folder = tmp_path_factory.mktemp("notes")
-    config = folder / "toolhost.toml"
-    config.write_text(f'[host]\ndata_dir = "{folder / "data"}"\n[[plugin]]\npath = "{NOTES}"\n')
-    return config
+    return config_of(tmp_path_factory.mktemp("notes"), NOTES)

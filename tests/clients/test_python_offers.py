@@ -1,6 +1,7 @@
 """The official Python MCP SDK (PyPI `mcp` 2.x) against a plugin that offers more
-than tools: `guest-examples/notes`, with a prompt, resources, completions and a
-tool that asks the user (elicitation).
+than tools: `guest-examples/notes` (Rust) and its twin `guest-examples/js-notes`
+(JavaScript), each with a prompt, resources, completions and a tool that asks
+the user (elicitation).
 
 Every test runs over stdio and Streamable HTTP, in `mode="legacy"` (2025-11-25:
 the question is a request on the call's stream, answered by the client's
@@ -20,7 +21,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from conftest import REPO, TOOLHOST, serving
+from conftest import JS_NOTES, NOTES, REPO, TOOLHOST, config_of, serving
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -29,6 +30,12 @@ pytestmark = pytest.mark.anyio
 LEGACY = "legacy"
 MODERN = "2026-07-28"
 TIMEOUT = 30
+
+
+@pytest.fixture(scope="module", params=[NOTES, JS_NOTES], ids=["rust", "js"])
+def notes_config(request, tmp_path_factory) -> Path:
+    """The notes example of each language, alone."""
+    return config_of(tmp_path_factory.mktemp(request.param.stem), request.param)
 
 
 @pytest.fixture(scope="module")
