@@ -18,6 +18,30 @@ TOOLHOST = REPO / "target" / "release" / "toolhost"
 # The example tools, exactly as the embedded default: named explicitly so that a
 # ./toolhost.toml a developer left in the repository root changes nothing.
 CONFIG = REPO / "toolhost.default.toml"
+# How long a client waits for toolhost, per request and per test.
+CLIENT_TIMEOUT = 30
+
+
+def connector(transport: str, mode: str, config: Path, http_url: Callable[[], str]):
+    """An async context manager giving a `Client` (Python SDK) of toolhost serving
+    `config`: a child process over stdio, or `http_url()` over HTTP; `mode` is
+    the SDK's `"legacy"` (2025-11-25 handshake) or `"2026-07-28"`."""
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    @contextlib.asynccontextmanager
+    async def connect(**options):
+        if transport == "stdio":
+            server = StdioServerParameters(command=str(TOOLHOST), args=["serve", "--config", str(config)], cwd=str(REPO))
+        else:
+            server = http_url()
+        with anyio.fail_after(CLIENT_TIMEOUT):
+            async with Client(server, mode=mode, read_timeout_seconds=CLIENT_TIMEOUT, **options) as client:
+                assert client.protocol_version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
+                yield client
+
+    return connect
 
 
 def free_port() -> int:
@@ -104,9 +128,16 @@ JS_NOTES = REPO / "guest-examples" / "target" / "lang" / "js_notes.wasm"
 
 
 def config_of(folder: Path, component: Path) -> Path:
-    """A configuration serving `component` alone, with its data under `folder`."""
+    """A configuration serving `component` alone, with its data under `folder`.
+    `toolhost tools` loads it once, so the component is compiled into the data
+    directory's cache before any client waits on a server (a JavaScript
+    component takes seconds, more on a busy machine)."""
     config = folder / "toolhost.toml"
     config.write_text(f'[host]\ndata_dir = "{folder / "data"}"\n[[plugin]]\npath = "{component}"\n')
+    loaded = subprocess.run(
+        [str(TOOLHOST), "tools", "--config", str(config)], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+    assert loaded.returncode == 0, f"{component} does not load:\n{loaded.stderr[-2000:]}"
     return config
 
 

@@ -11,16 +11,11 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
 import mcp_types as types
 import pytest
-from conftest import CONFIG, REPO, TOOLHOST
-from mcp import Client
-from mcp.client.stdio import StdioServerParameters
+from conftest import CONFIG, connector
 from mcp.shared.exceptions import MCPError
 
 pytestmark = pytest.mark.anyio
@@ -29,7 +24,6 @@ LEGACY = "legacy"
 MODERN = "2026-07-28"
 TRANSPORTS = ["stdio", "http"]
 MODES = [LEGACY, MODERN]
-TIMEOUT = 30
 
 EXAMPLE_TOOLS = {
     "hello",
@@ -66,21 +60,7 @@ def mode(request) -> str:
 @pytest.fixture
 def connect(transport: str, mode: str, request):
     """An async context manager giving a connected `Client` for this transport and mode."""
-
-    @asynccontextmanager
-    async def _connect(**options: Any) -> AsyncIterator[Client]:
-        if transport == "stdio":
-            server: Any = StdioServerParameters(
-                command=str(TOOLHOST), args=["serve", "--config", str(CONFIG)], cwd=str(REPO)
-            )
-        else:
-            server = request.getfixturevalue("http_url")
-        with anyio.fail_after(TIMEOUT):
-            async with Client(server, mode=mode, read_timeout_seconds=TIMEOUT, **options) as client:
-                assert client.protocol_version == ("2025-11-25" if mode == LEGACY else MODERN)
-                yield client
-
-    return _connect
+    return connector(transport, mode, CONFIG, lambda: request.getfixturevalue("http_url"))
 
 
 # ---------------------------------------------------------------- helpers

@@ -13,23 +13,16 @@ answer below is also that check.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
-import anyio
 import mcp_types as types
 import pytest
-from conftest import JS_NOTES, NOTES, REPO, TOOLHOST, config_of, serving
-from mcp import Client
-from mcp.client.stdio import StdioServerParameters
+from conftest import JS_NOTES, NOTES, config_of, connector, serving
 
 pytestmark = pytest.mark.anyio
 
 LEGACY = "legacy"
 MODERN = "2026-07-28"
-TIMEOUT = 30
 
 
 @pytest.fixture(scope="module", params=[NOTES, JS_NOTES], ids=["rust", "js"])
@@ -58,21 +51,7 @@ def mode(request) -> str:
 @pytest.fixture
 def connect(transport: str, mode: str, notes_config: Path, request):
     """An async context manager giving a `Client` of the notes plugin."""
-
-    @asynccontextmanager
-    async def _connect(**options: Any) -> AsyncIterator[Client]:
-        if transport == "stdio":
-            server: Any = StdioServerParameters(
-                command=str(TOOLHOST), args=["serve", "--config", str(notes_config)], cwd=str(REPO)
-            )
-        else:
-            server = request.getfixturevalue("notes_url")
-        with anyio.fail_after(TIMEOUT):
-            async with Client(server, mode=mode, read_timeout_seconds=TIMEOUT, **options) as client:
-                assert client.protocol_version == ("2025-11-25" if mode == LEGACY else MODERN)
-                yield client
-
-    return _connect
+    return connector(transport, mode, notes_config, lambda: request.getfixturevalue("notes_url"))
 
 
 async def test_a_prompt_embeds_its_note(connect):
