@@ -56,7 +56,7 @@ fn check_names_the_package_version_and_the_offers() {
     );
     assert!(
         stderr(&notes).contains(
-            "toolhost:plugin@0.2.0, world plugin, 1 tool(s), 1 prompt(s), 1 resource(s), 1 resource template(s), 0 error(s)"
+            "toolhost:plugin@0.2.0, world plugin, 2 tool(s), 1 prompt(s), 1 resource(s), 1 resource template(s), 0 error(s)"
         ),
         "{}",
         stderr(&notes)
