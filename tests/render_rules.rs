@@ -660,9 +660,9 @@ fn strings_that_are_not_uris_never_reach_a_uri_field() {
 /// that every data-carrying sample is over.
 #[tokio::test]
 async fn the_owned_path_renders_the_same_bytes() {
-    use toolhost::store::{Kept, Offload, ResultStore, StoreFuture, StoredRow};
+    use toolhost::store::{Kept, Offload, ResultStore, StoreFuture, StoredRow, TaskRow};
     /// A store that keeps nothing and answers one fixed link, so both paths
-    /// offload alike.
+    /// offload alike (and has no tasks).
     struct Fixed;
     impl ResultStore for Fixed {
         fn put<'a>(&'a self, _: Offload<'a>) -> StoreFuture<'a, Kept> {
@@ -683,6 +683,15 @@ async fn the_owned_path_renders_the_same_bytes() {
         }
         fn ping(&self) -> StoreFuture<'_, ()> {
             Box::pin(async { Ok(()) })
+        }
+        fn put_task<'a>(&'a self, _: &'a TaskRow) -> StoreFuture<'a, ()> {
+            Box::pin(async { Ok(()) })
+        }
+        fn task<'a>(&'a self, _: &'a str, _: Option<&'a str>) -> StoreFuture<'a, Option<TaskRow>> {
+            Box::pin(async { Ok(None) })
+        }
+        fn update_task<'a>(&'a self, _: &'a TaskRow) -> StoreFuture<'a, bool> {
+            Box::pin(async { Ok(false) })
         }
     }
     let mut seen_inline = 0;

@@ -17,7 +17,7 @@ use serde_json::json;
 use toolhost::render::format::{FormatVersion, decode_stored, encode};
 use toolhost::render::{Mapper, RenderContext, SizeLimits, Target, json_size};
 use toolhost::result::ToolResult;
-use toolhost::store::{Offload, PostgresStore, ResultStore, Signer, SqliteStore};
+use toolhost::store::{Offload, PostgresStore, ResultStore, Signer, SqliteStore, TaskRow};
 
 /// The stores' clock, moved by the tests (only forward, and only past the expiry
 /// of rows a test wrote for that purpose).
@@ -470,4 +470,109 @@ async fn without_tls_a_server_that_requires_it_refuses_the_store() {
         unknown.contains("sslmode \"verify-everything\" is unknown"),
         "{unknown}"
     );
+}
+
+/// A task row, as the MCP layer writes one.
+fn task_row(id: &str, principal: Option<&str>, expires_at: i64) -> TaskRow {
+    TaskRow {
+        id: id.into(),
+        principal: principal.map(str::to_owned),
+        status: "working".into(),
+        body: None,
+        call: r#"{"tool":"slow"}"#.into(),
+        created_ms: 1_000,
+        updated_ms: 1_000,
+        expires_at,
+        version: 0,
+    }
+}
+
+/// What every store does with tasks: a row reads back only for its principal
+/// and until it expires, from a second store on the same data too (another
+/// replica); a change applies only over the version it was read at, so of two
+/// writers the second one loses and reads again; purge takes expired tasks.
+#[tokio::test]
+async fn task_rows_change_only_over_the_version_they_were_read_at() {
+    let memory: Arc<dyn ResultStore> = Arc::new(toolhost::store::MemoryStore::new(
+        SignedDuration::from_hours(1),
+        now,
+    ));
+    let mut stores: Vec<(String, Arc<dyn ResultStore>, Arc<dyn ResultStore>)> =
+        vec![("memory".into(), memory.clone(), memory)];
+    let mut places = Vec::new();
+    for backend in BACKENDS {
+        let place = Place::new(backend).await;
+        let (one, other) = (place.open().await.shared(), place.open().await.shared());
+        stores.push((format!("{backend:?}"), one, other));
+        places.push(place);
+    }
+    for (name, store, replica) in stores {
+        let start = NOW.load(Ordering::SeqCst);
+        let row = task_row("t1", Some("alice"), start + 3_600);
+        store.put_task(&row).await.unwrap();
+        assert!(
+            store.put_task(&row).await.is_err(),
+            "{name}: one row per id"
+        );
+        assert_eq!(
+            replica.task("t1", Some("alice")).await.unwrap(),
+            Some(row.clone()),
+            "{name}"
+        );
+        for stranger in [Some("bob"), None] {
+            assert_eq!(
+                replica.task("t1", stranger).await.unwrap(),
+                None,
+                "{name}: {stranger:?}"
+            );
+        }
+
+        let done = TaskRow {
+            status: "completed".into(),
+            body: Some(r#"{"content":[]}"#.into()),
+            updated_ms: 2_000,
+            ..row.clone()
+        };
+        let cancelled = TaskRow {
+            status: "cancelled".into(),
+            updated_ms: 2_001,
+            ..row.clone()
+        };
+        assert!(
+            replica.update_task(&cancelled).await.unwrap(),
+            "{name}: the first writer"
+        );
+        assert!(
+            !store.update_task(&done).await.unwrap(),
+            "{name}: a stale writer loses"
+        );
+        let now = store.task("t1", Some("alice")).await.unwrap().unwrap();
+        assert_eq!(
+            (now.status.as_str(), now.version),
+            ("cancelled", 1),
+            "{name}"
+        );
+        assert_eq!(now.updated_ms, 2_001, "{name}");
+
+        store
+            .put_task(&task_row("t2", None, start + 5))
+            .await
+            .unwrap();
+        assert!(store.task("t2", None).await.unwrap().is_some(), "{name}");
+        NOW.fetch_add(10, Ordering::SeqCst);
+        assert_eq!(
+            store.task("t2", None).await.unwrap(),
+            None,
+            "{name}: expired"
+        );
+        assert_eq!(
+            store.purge().await.unwrap(),
+            1,
+            "{name}: the expired task goes"
+        );
+        assert!(
+            store.task("t1", Some("alice")).await.unwrap().is_some(),
+            "{name}"
+        );
+    }
 }

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use jiff::{SignedDuration, Timestamp};
 use sha2::{Digest, Sha256};
 
-use super::{Kept, Offload, ResultStore, StoreError, StoreFuture, StoredRow};
+use super::{Kept, Offload, ResultStore, StoreError, StoreFuture, StoredRow, TaskRow};
 
 /// A stored entry: the serialized result and to whom it belongs.
 #[derive(Debug, Clone)]
@@ -24,6 +24,7 @@ pub struct MemoryStore {
     ttl: SignedDuration,
     clock: fn() -> Timestamp,
     entries: Mutex<HashMap<String, Entry>>,
+    tasks: Mutex<HashMap<String, TaskRow>>,
 }
 
 impl MemoryStore {
@@ -33,6 +34,7 @@ impl MemoryStore {
             ttl,
             clock,
             entries: Mutex::new(HashMap::new()),
+            tasks: Mutex::new(HashMap::new()),
         }
     }
 
@@ -49,6 +51,48 @@ impl MemoryStore {
 }
 
 impl ResultStore for MemoryStore {
+    fn put_task<'a>(&'a self, task: &'a TaskRow) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let mut tasks = self.tasks.lock().expect("store lock");
+            if tasks.contains_key(&task.id) {
+                return Err(StoreError(format!("a task {} exists already", task.id)));
+            }
+            tasks.insert(task.id.clone(), task.clone());
+            Ok(())
+        })
+    }
+
+    fn task<'a>(
+        &'a self,
+        id: &'a str,
+        principal: Option<&'a str>,
+    ) -> StoreFuture<'a, Option<TaskRow>> {
+        Box::pin(async move {
+            let now = (self.clock)().as_second();
+            let tasks = self.tasks.lock().expect("store lock");
+            Ok(tasks
+                .get(id)
+                .filter(|task| task.principal.as_deref() == principal && task.expires_at > now)
+                .cloned())
+        })
+    }
+
+    fn update_task<'a>(&'a self, task: &'a TaskRow) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let mut tasks = self.tasks.lock().expect("store lock");
+            match tasks.get_mut(&task.id) {
+                Some(stored) if stored.version == task.version => {
+                    *stored = TaskRow {
+                        version: task.version + 1,
+                        ..task.clone()
+                    };
+                    Ok(true)
+                }
+                _ => Ok(false),
+            }
+        })
+    }
+
     fn get<'a>(
         &'a self,
         uri: &'a str,
@@ -67,7 +111,10 @@ impl ResultStore for MemoryStore {
             let mut entries = self.entries.lock().expect("store lock");
             let before = entries.len();
             entries.retain(|_, entry| entry.expires_at > now);
-            Ok((before - entries.len()) as u64)
+            let mut tasks = self.tasks.lock().expect("store lock");
+            let tasks_before = tasks.len();
+            tasks.retain(|_, task| task.expires_at > now.as_second());
+            Ok((before - entries.len() + tasks_before - tasks.len()) as u64)
         })
     }
 

@@ -1,4 +1,5 @@
-//! Where results too large to send inline are kept, and read back from.
+//! Where results too large to send inline are kept, and read back from, and
+//! where tasks keep their state ([`TaskRow`]).
 //!
 //! The mapper hands a [`ResultStore`] the complete result it could not send,
 //! already serialized (a format version number and the body text), and gets back
@@ -22,11 +23,13 @@ pub mod private;
 mod row;
 pub mod signing;
 mod sqlite;
+mod task;
 pub use memory::MemoryStore;
 pub use postgres::PostgresStore;
 pub use postgres_tls::SslMode;
 pub use signing::Signer;
 pub use sqlite::SqliteStore;
+pub use task::{TaskRow, new_task_id};
 
 use jiff::Timestamp;
 
@@ -96,8 +99,25 @@ pub trait ResultStore: Send + Sync {
         principal: Option<&'a str>,
     ) -> StoreFuture<'a, Option<StoredRow>>;
 
-    /// Deletes what has expired by now; returns how many results went.
+    /// Deletes what has expired by now (results and tasks); returns how many
+    /// rows went.
     fn purge(&self) -> StoreFuture<'_, u64>;
+
+    /// Keeps a new task; once this returns, every replica reads it.
+    fn put_task<'a>(&'a self, task: &'a TaskRow) -> StoreFuture<'a, ()>;
+
+    /// The task `id`, if it exists, has not expired and belongs to
+    /// `principal`; every other case is `None`, alike.
+    fn task<'a>(
+        &'a self,
+        id: &'a str,
+        principal: Option<&'a str>,
+    ) -> StoreFuture<'a, Option<TaskRow>>;
+
+    /// Replaces the task `task.id` with `task` (its status, body, call and
+    /// update time) and increments its version, if the stored version is still
+    /// `task.version`; `false` when another writer came first.
+    fn update_task<'a>(&'a self, task: &'a TaskRow) -> StoreFuture<'a, bool>;
 
     /// A cheap round trip to where the rows live (readiness, `/readyz`): an error
     /// when the store could not keep or read a result now.

@@ -23,7 +23,7 @@ use jiff::{SignedDuration, Timestamp};
 use super::postgres_tls::{self, SslMode};
 use super::row::{MIME, NewRow};
 use super::signing::Signer;
-use super::{Kept, Offload, ResultStore, StoreError, StoreFuture, StoredRow};
+use super::{Kept, Offload, ResultStore, StoreError, StoreFuture, StoredRow, TaskRow};
 
 /// Serialises the schema setup of replicas starting at once (an arbitrary,
 /// fixed advisory lock number: "toolhost" in ASCII).
@@ -40,7 +40,19 @@ const SCHEMA: &str = "SET LOCAL client_min_messages = warning;
         created_at BIGINT NOT NULL,
         expires_at BIGINT NOT NULL
     );
-    CREATE INDEX IF NOT EXISTS toolhost_results_expiry ON toolhost_results (expires_at);";
+    CREATE INDEX IF NOT EXISTS toolhost_results_expiry ON toolhost_results (expires_at);
+    CREATE TABLE IF NOT EXISTS toolhost_tasks (
+        id TEXT PRIMARY KEY,
+        principal TEXT,
+        status TEXT NOT NULL,
+        body TEXT,
+        call TEXT NOT NULL,
+        created_ms BIGINT NOT NULL,
+        updated_ms BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        version BIGINT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS toolhost_tasks_expiry ON toolhost_tasks (expires_at);";
 
 const INSERT: &str = "INSERT INTO toolhost_results
     (id, format, body, mime, size, principal, created_at, expires_at)
@@ -215,6 +227,88 @@ impl PostgresStore {
 }
 
 impl ResultStore for PostgresStore {
+    fn put_task<'a>(&'a self, task: &'a TaskRow) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            self.client()
+                .await?
+                .execute(
+                    "INSERT INTO toolhost_tasks
+                     (id, principal, status, body, call, created_ms, updated_ms, expires_at, version)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                    &[
+                        &task.id,
+                        &task.principal,
+                        &task.status,
+                        &task.body,
+                        &task.call,
+                        &task.created_ms,
+                        &task.updated_ms,
+                        &task.expires_at,
+                        &task.version,
+                    ],
+                )
+                .await
+                .map_err(failed("writing a task"))?;
+            Ok(())
+        })
+    }
+
+    fn task<'a>(
+        &'a self,
+        id: &'a str,
+        principal: Option<&'a str>,
+    ) -> StoreFuture<'a, Option<TaskRow>> {
+        let now = (self.clock)().as_second();
+        Box::pin(async move {
+            let row = self
+                .client()
+                .await?
+                .query_opt(
+                    "SELECT id, principal, status, body, call, created_ms, updated_ms, expires_at, version
+                     FROM toolhost_tasks
+                     WHERE id = $1 AND principal IS NOT DISTINCT FROM $2 AND expires_at > $3",
+                    &[&id, &principal, &now],
+                )
+                .await
+                .map_err(failed("reading a task"))?;
+            Ok(row.map(|row| TaskRow {
+                id: row.get(0),
+                principal: row.get(1),
+                status: row.get(2),
+                body: row.get(3),
+                call: row.get(4),
+                created_ms: row.get(5),
+                updated_ms: row.get(6),
+                expires_at: row.get(7),
+                version: row.get(8),
+            }))
+        })
+    }
+
+    fn update_task<'a>(&'a self, task: &'a TaskRow) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let changed = self
+                .client()
+                .await?
+                .execute(
+                    "UPDATE toolhost_tasks
+                     SET status = $3, body = $4, call = $5, updated_ms = $6, version = version + 1
+                     WHERE id = $1 AND version = $2",
+                    &[
+                        &task.id,
+                        &task.version,
+                        &task.status,
+                        &task.body,
+                        &task.call,
+                        &task.updated_ms,
+                    ],
+                )
+                .await
+                .map_err(failed("updating a task"))?;
+            Ok(changed == 1)
+        })
+    }
+
     fn put<'a>(&'a self, offload: Offload<'a>) -> StoreFuture<'a, Kept> {
         let row = NewRow::new(offload, (self.clock)(), self.ttl);
         Box::pin(async move {
@@ -289,14 +383,19 @@ impl ResultStore for PostgresStore {
     fn purge(&self) -> StoreFuture<'_, u64> {
         let now = (self.clock)().as_second();
         Box::pin(async move {
-            self.client()
-                .await?
+            let client = self.client().await?;
+            let results = client
                 .execute(
                     "DELETE FROM toolhost_results WHERE expires_at <= $1",
                     &[&now],
                 )
                 .await
-                .map_err(failed("purging expired results"))
+                .map_err(failed("purging expired results"))?;
+            let tasks = client
+                .execute("DELETE FROM toolhost_tasks WHERE expires_at <= $1", &[&now])
+                .await
+                .map_err(failed("purging expired tasks"))?;
+            Ok(results + tasks)
         })
     }
 }

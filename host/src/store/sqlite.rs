@@ -23,7 +23,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::row::{MIME, NewRow};
 use super::signing::Signer;
-use super::{Kept, Offload, ResultStore, StoreError, StoreFuture, StoredRow};
+use super::{Kept, Offload, ResultStore, StoreError, StoreFuture, StoredRow, TaskRow};
 
 /// Results in an SQLite file.
 pub struct SqliteStore {
@@ -83,7 +83,19 @@ impl SqliteStore {
                      created_at INTEGER NOT NULL,
                      expires_at INTEGER NOT NULL
                  );
-                 CREATE INDEX IF NOT EXISTS results_expiry ON results (expires_at);",
+                 CREATE INDEX IF NOT EXISTS results_expiry ON results (expires_at);
+                 CREATE TABLE IF NOT EXISTS tasks (
+                     id TEXT PRIMARY KEY,
+                     principal TEXT,
+                     status TEXT NOT NULL,
+                     body TEXT,
+                     call TEXT NOT NULL,
+                     created_ms INTEGER NOT NULL,
+                     updated_ms INTEGER NOT NULL,
+                     expires_at INTEGER NOT NULL,
+                     version INTEGER NOT NULL
+                 );
+                 CREATE INDEX IF NOT EXISTS tasks_expiry ON tasks (expires_at);",
             )
             .map_err(failed(&what))?;
         Ok(SqliteStore {
@@ -118,7 +130,83 @@ impl SqliteStore {
     }
 }
 
+impl SqliteStore {
+    /// Runs `f` on the connection, off the async threads.
+    async fn with_connection<T: Send + 'static>(
+        &self,
+        what: &'static str,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let connection = self.connection.clone();
+        tokio::task::spawn_blocking(move || f(&connection.lock().expect("store lock")))
+            .await
+            .map_err(|e| StoreError(format!("the store's worker failed: {e}")))?
+            .map_err(failed(what))
+    }
+}
+
 impl ResultStore for SqliteStore {
+    fn put_task<'a>(&'a self, task: &'a TaskRow) -> StoreFuture<'a, ()> {
+        let task = task.clone();
+        Box::pin(async move {
+            self.with_connection("writing a task", move |connection| {
+                connection.execute(
+                    "INSERT INTO tasks (id, principal, status, body, call, created_ms, updated_ms, expires_at, version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    params![task.id, task.principal, task.status, task.body, task.call, task.created_ms, task.updated_ms, task.expires_at, task.version],
+                )
+            })
+            .await
+            .map(drop)
+        })
+    }
+
+    fn task<'a>(
+        &'a self,
+        id: &'a str,
+        principal: Option<&'a str>,
+    ) -> StoreFuture<'a, Option<TaskRow>> {
+        let (id, principal) = (id.to_owned(), principal.map(str::to_owned));
+        let now = (self.clock)().as_second();
+        Box::pin(async move {
+            self.with_connection("reading a task", move |connection| {
+                connection
+                    .query_row(
+                        "SELECT id, principal, status, body, call, created_ms, updated_ms, expires_at, version FROM tasks WHERE id = ?1 AND principal IS ?2 AND expires_at > ?3",
+                        params![id, principal, now],
+                        |row| {
+                            Ok(TaskRow {
+                                id: row.get(0)?,
+                                principal: row.get(1)?,
+                                status: row.get(2)?,
+                                body: row.get(3)?,
+                                call: row.get(4)?,
+                                created_ms: row.get(5)?,
+                                updated_ms: row.get(6)?,
+                                expires_at: row.get(7)?,
+                                version: row.get(8)?,
+                            })
+                        },
+                    )
+                    .optional()
+            })
+            .await
+        })
+    }
+
+    fn update_task<'a>(&'a self, task: &'a TaskRow) -> StoreFuture<'a, bool> {
+        let task = task.clone();
+        Box::pin(async move {
+            self.with_connection("updating a task", move |connection| {
+                connection.execute(
+                    "UPDATE tasks SET status = ?3, body = ?4, call = ?5, updated_ms = ?6, version = version + 1 WHERE id = ?1 AND version = ?2",
+                    params![task.id, task.version, task.status, task.body, task.call, task.updated_ms],
+                )
+            })
+            .await
+            .map(|changed| changed == 1)
+        })
+    }
+
     fn put<'a>(&'a self, offload: Offload<'a>) -> StoreFuture<'a, Kept> {
         let row = NewRow::new(offload, (self.clock)(), self.ttl);
         let connection = self.connection.clone();
@@ -202,18 +290,15 @@ impl ResultStore for SqliteStore {
 
     fn purge(&self) -> StoreFuture<'_, u64> {
         let now = (self.clock)().as_second();
-        let connection = self.connection.clone();
         Box::pin(async move {
-            tokio::task::spawn_blocking(move || {
-                connection
-                    .lock()
-                    .expect("store lock")
-                    .execute("DELETE FROM results WHERE expires_at <= ?1", params![now])
-                    .map(|rows| rows as u64)
-                    .map_err(failed("purging expired results"))
+            self.with_connection("purging expired results and tasks", move |connection| {
+                let results = connection
+                    .execute("DELETE FROM results WHERE expires_at <= ?1", params![now])?;
+                let tasks =
+                    connection.execute("DELETE FROM tasks WHERE expires_at <= ?1", params![now])?;
+                Ok((results + tasks) as u64)
             })
             .await
-            .map_err(|e| StoreError(format!("the store's purger failed: {e}")))?
         })
     }
 }
