@@ -205,3 +205,10 @@ export const completion = {
     return { values, total: values.length, hasMore: false };
   },
 };
+
+export const tasks = {
+  // Every note tool answers at once: none runs as a task.
+  describe() {
+    return [];
+  },
+};

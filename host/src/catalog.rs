@@ -511,16 +511,23 @@ impl Catalog {
                 .await;
             // Milliseconds to the microsecond: most calls take well under one.
             let duration_ms = (started.elapsed().as_micros() as f64) / 1000.0;
+            let log = |result: &ToolResult| {
+                tracing::info!(
+                    tool = tool.name.as_str(),
+                    plugin = tool.provider.name(),
+                    duration_ms,
+                    failed = result.is_failure(),
+                    "call"
+                );
+            };
             match called {
                 Called::Finished(result) => {
-                    tracing::info!(
-                        tool = tool.name.as_str(),
-                        plugin = tool.provider.name(),
-                        duration_ms,
-                        failed = result.is_failure(),
-                        "call"
-                    );
+                    log(&result);
                     Called::Finished(result.into_builder().duration_ms(duration_ms).build())
+                }
+                Called::Failed(result) => {
+                    log(&result);
+                    Called::Failed(result.into_builder().duration_ms(duration_ms).build())
                 }
                 Called::Asking(questions) => {
                     tracing::info!(

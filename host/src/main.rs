@@ -523,6 +523,7 @@ async fn serve(
         config.host.output_mode,
         limiter,
         observers,
+        config.host.max_running_tasks,
     );
     let signalled = drain_on_signal(&server);
     // The metrics listener serves until the transport has drained.
@@ -806,10 +807,16 @@ async fn check(component: &Path, strict: bool, config_file: Option<&Path>) -> Ex
         World::Plugin => "plugin",
         World::LegacyApp => "legacy-app",
     };
+    let tasks = plugin
+        .tools()
+        .iter()
+        .filter(|tool| tool.task_support.allows_tasks())
+        .count();
     let offers = [
         (plugin.prompts().len(), "prompt(s)"),
         (plugin.resources().len(), "resource(s)"),
         (plugin.templates().len(), "resource template(s)"),
+        (tasks, "tool(s) that may run as tasks"),
     ]
     .iter()
     .filter(|(n, _)| *n > 0)

@@ -34,4 +34,4 @@ if [ ! -x "$dir/node_modules/.bin/mcp-inspector" ] || [ "$(cat "$dir/node_module
   echo "$want" >"$dir/node_modules/.lock.sha256"
 fi
 
-exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$dir/test_python_client.py" "$dir/test_python_offers.py" "$dir/test_oauth.py" "$dir/test_inspector_cli.py" "$@"
+exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$dir/test_python_client.py" "$dir/test_python_offers.py" "$dir/test_python_tasks.py" "$dir/test_oauth.py" "$dir/test_inspector_cli.py" "$@"

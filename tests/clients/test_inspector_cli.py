@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CONFIG, REPO, TOOLHOST
+from conftest import CONFIG, REPO, TOOLHOST, config_of
 
 HERE = Path(__file__).resolve().parent
 INSPECTOR = HERE / "node_modules" / ".bin" / "mcp-inspector"
@@ -110,6 +110,21 @@ def inspect_notes(request, inspector_env, notes_config, tmp_path_factory):
     return inspector(request.param, notes_config, session_file_for(folder, notes_config), inspector_env)
 
 
+CONFORMANCE = REPO / "guest-examples" / "target" / "wasm32-wasip2" / "release" / "conformance.wasm"
+
+
+@pytest.fixture(scope="module")
+def tasks_config(tmp_path_factory) -> Path:
+    return config_of(tmp_path_factory.mktemp("inspector-tasks-config"), CONFORMANCE)
+
+
+@pytest.fixture(params=ERAS)
+def inspect_tasks(request, inspector_env, tasks_config, tmp_path_factory):
+    """The Inspector CLI against the conformance guest, whose `slow_compute` may run as a task."""
+    folder = tmp_path_factory.mktemp("inspector-tasks")
+    return inspector(request.param, tasks_config, session_file_for(folder, tasks_config), inspector_env)
+
+
 def assert_era(result: dict[str, Any], era: str) -> None:
     stamp = (result.get("_meta") or {}).get("io.modelcontextprotocol/serverInfo")
     if era == "modern":
@@ -191,3 +206,19 @@ def test_resources_read_and_templates(inspect_notes):
     code, result, where = inspect_notes("--method", "resources/templates/list")
     assert code == 0, where
     assert [t["uriTemplate"] for t in result["resourceTemplates"]] == ["notes://note/{slug}"], where
+
+
+def test_a_long_call_is_polled_as_a_task(inspect_tasks):
+    """In the modern era the Inspector declares the tasks extension: the call becomes
+    a task (the server's log, passed through on stderr, says so), which the Inspector
+    polls with tasks/get to its end and prints as the call's result. In the legacy
+    era it waits for the result."""
+    code, result, where = inspect_tasks(
+        "--method", "tools/call", "--tool-name", "slow_compute", "--tool-args-json", '{"seconds": 1.5, "label": "inspector"}'
+    )
+    assert code == 0, where
+    assert result["content"][-1]["text"] == "Computed inspector in 1.5 s.", where
+    assert result.get("isError") is not True, where
+    became_task = "the call became a task" in where
+    assert became_task == (inspect_tasks.era == "modern"), where
+    assert_era(result, inspect_tasks.era)

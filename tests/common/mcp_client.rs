@@ -3,7 +3,8 @@
 
 use serde_json::{Value, json};
 
-/// A request of `method` (naming `name` in the `Mcp-Name` header) to `url`.
+/// A request of `method` (naming `name` in the `Mcp-Name` header) to `url`;
+/// what `params` has in `_meta` is kept.
 pub fn modern(
     method: &str,
     name: Option<&str>,
@@ -11,11 +12,18 @@ pub fn modern(
     bearer: Option<&str>,
     url: &str,
 ) -> reqwest::RequestBuilder {
+    // The caller's own `_meta` (its capabilities, say) wins.
     let mut params = params;
-    params["_meta"] = json!({
+    let mut meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
     });
+    if let Some(given) = params.get("_meta").and_then(Value::as_object) {
+        for (key, value) in given {
+            meta[key] = value.clone();
+        }
+    }
+    params["_meta"] = meta;
     let mut request = reqwest::Client::new()
         .post(url)
         .header("content-type", "application/json")

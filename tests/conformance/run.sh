@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite against `toolhost serve --http` with the
 # conformance guest: 0.1.16 at 2025-11-25 and 0.2.0-alpha.12 (--suite all) at
-# 2026-07-28, each with its expected-failures file. The per-check JSON is kept in
+# 2026-07-28, each with its expected-failures file, and 0.2.0-alpha.12's
+# scenarios of the tasks extension, which --suite all leaves out, by name. The per-check JSON is kept in
 # target/conformance/. Needs Node 22, which npx brings from the npm registry.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -63,4 +64,12 @@ echo "== conformance 0.1.16, 2025-11-25"
 suite 0.1.16 -o "$out/2025-11-25" --expected-failures tests/conformance/expected-failures-2025-11-25.yml || status=1
 echo "== conformance 0.2.0-alpha.12, 2026-07-28, --suite all"
 suite 0.2.0-alpha.12 --suite all --spec-version 2026-07-28 -o "$out/2026-07-28" --expected-failures tests/conformance/expected-failures-2026-07-28.yml || status=1
+# Extension scenarios are not on the spec timeline: run without --spec-version.
+echo "== conformance 0.2.0-alpha.12, the io.modelcontextprotocol/tasks extension"
+for scenario in tasks-lifecycle tasks-capability-negotiation tasks-wire-fields \
+    tasks-request-state-removal tasks-mrtr-input tasks-request-headers \
+    tasks-dispatch-and-envelope tasks-status-notifications tasks-required-task-error \
+    tasks-mrtr-composition; do
+  suite 0.2.0-alpha.12 --scenario "$scenario" -o "$out/tasks" || status=1
+done
 exit $status

@@ -7,9 +7,10 @@
 //! MCP content.
 //! `test_sampling`, `test_elicitation`, the SEP-1034 and SEP-1330 forms and
 //! `test_streaming_elicitation` ask the client through the `interaction`
-//! import, and so do the 2026-07-28 `input_required` tools, but for those that
-//! need questions the tool names itself or asks together in one round, which
-//! the import cannot say yet.
+//! import, and so do the 2026-07-28 `input_required` tools.
+//! The tasks extension's fixtures (`greet`, `slow_compute`, `failing_job`,
+//! `protocol_error_job`, `confirm_delete`, `multi_input`, `test_tool_with_task`)
+//! are ordinary tools; the `tasks` export says which may run as tasks.
 
 use std::time::Duration;
 
@@ -17,9 +18,10 @@ use toolhost_guest::completion::{Argument, Reference, Suggestions};
 use toolhost_guest::interaction::{self, Answer, Question, Reply};
 use toolhost_guest::prompts::{Prompt, PromptDescriptor, PromptMessage};
 use toolhost_guest::resources::{Contents, ResourceBody, ResourceDescriptor, TemplateDescriptor};
+use toolhost_guest::tasks::TaskSupport;
 use toolhost_guest::{
     CallContext, Completion, ContentPart, ErrorCode, IntoToolResult, Part, Plugin, Prompts,
-    Resources, ToolDescriptor, ToolError, ToolResult, Value, json, log, not_found, progress,
+    Resources, Tasks, ToolDescriptor, ToolError, ToolResult, Value, json, log, not_found, progress,
     with_args,
 };
 
@@ -490,6 +492,30 @@ impl Plugin for Conformance {
                 "test_input_required_result_capabilities",
                 "Asks the user, or the model if the client cannot elicit (SEP-2322).",
             ),
+            // The tasks extension's fixtures (SEP-2663): `greet` runs while
+            // its caller waits; the others may run as tasks (see `Tasks`).
+            ToolDescriptor::new("greet", "Greets someone by name.")
+                .input_schema(one_string("name", "Whom to greet."))
+                .read_only(true)
+                .build(),
+            ToolDescriptor::new("slow_compute", "Works for `seconds`, then answers.")
+                .input_schema(json!({
+                    "type": "object",
+                    "properties": {
+                        "seconds": {"type": "number", "minimum": 0, "maximum": 600},
+                        "label": {"type": "string"}
+                    },
+                    "required": ["seconds"]
+                }))
+                .read_only(true)
+                .build(),
+            plain("failing_job", "Works a second, then fails with a tool error."),
+            plain("protocol_error_job", "Works a second, then crashes."),
+            ToolDescriptor::new("confirm_delete", "Looks a file up, then asks to confirm.")
+                .input_schema(one_string("filename", "The file to delete."))
+                .build(),
+            plain("multi_input", "Looks around, then asks two questions at once."),
+            plain("test_tool_with_task", "Asks a name, then works on it as a task."),
             // SEP-2243: a parameter the client mirrors into an `Mcp-Param-Region`
             // header, which the server checks against the body.
             ToolDescriptor::new(
@@ -592,6 +618,13 @@ impl Plugin for Conformance {
             "test_custom_header" => ToolResult::empty()
                 .part(Part::text("Custom header test completed"))
                 .build(),
+            "greet"
+            | "slow_compute"
+            | "failing_job"
+            | "protocol_error_job"
+            | "confirm_delete"
+            | "multi_input"
+            | "test_tool_with_task" => task_fixture(&name, &arguments),
             other => ToolResult::unknown_tool(other).build(),
         }
     }
@@ -766,6 +799,98 @@ impl Resources for Conformance {
             },
         };
         Ok(vec![read])
+    }
+}
+
+/// How long the task fixtures work before they ask or answer: longer than the
+/// host waits before it makes a call a task, so the call becomes one.
+const WORK: Duration = Duration::from_millis(1200);
+
+/// The tasks extension's fixtures (SEP-2663).
+fn task_fixture(name: &str, arguments: &str) -> ToolResult {
+    let arguments: Value = toolhost_guest::serde_json::from_str(arguments).unwrap_or_default();
+    let text = |text: String| ToolResult::empty().part(Part::text(text)).build();
+    match name {
+        "greet" => text(format!(
+            "Hello, {}!",
+            arguments["name"].as_str().unwrap_or("")
+        )),
+        "slow_compute" => {
+            let seconds = arguments["seconds"].as_f64().unwrap_or(0.0);
+            std::thread::sleep(Duration::from_secs_f64(seconds));
+            let label = arguments["label"].as_str().unwrap_or("unlabelled");
+            text(format!("Computed {label} in {seconds} s."))
+        }
+        "failing_job" => {
+            std::thread::sleep(WORK);
+            ToolResult::failure(ErrorCode::ToolError, "The job failed, as it always does.").build()
+        }
+        "protocol_error_job" => {
+            std::thread::sleep(WORK);
+            panic!("protocol_error_job crashes on purpose");
+        }
+        "confirm_delete" => {
+            std::thread::sleep(WORK);
+            let file = arguments["filename"].as_str().unwrap_or("the file");
+            let schema = json!({"type": "object", "properties": {"confirm": {"type": "boolean"}}});
+            let deleted = match interaction::elicit(&format!("Delete {file}?"), &schema) {
+                Ok(Answer::Accept(form)) => form["confirm"].as_bool().unwrap_or(false),
+                _ => false,
+            };
+            text(match deleted {
+                true => format!("Deleted {file}."),
+                false => format!("Kept {file}."),
+            })
+        }
+        "multi_input" => {
+            std::thread::sleep(WORK);
+            let schema = json!({"type": "object", "properties": {
+                "name": {"type": "string"}, "confirm": {"type": "boolean"}
+            }});
+            let question = |message: &str| Question::Elicit {
+                message: message.into(),
+                schema: schema.clone(),
+            };
+            let replies = interaction::ask(&[
+                ("first", question("First name?")),
+                ("second", question("Second name?")),
+            ]);
+            let names: Vec<String> = replies
+                .into_iter()
+                .map(|reply| match reply {
+                    Ok(Reply::Form(Answer::Accept(form))) => {
+                        form["name"].as_str().unwrap_or("").to_owned()
+                    }
+                    _ => "nobody".to_owned(),
+                })
+                .collect();
+            text(format!("Got {}.", names.join(" and ")))
+        }
+        // test_tool_with_task: asks before it works, so the question is
+        // answered in the call and the work runs as a task.
+        _ => ask_text("What is your name?", "name")
+            .map(|name| {
+                std::thread::sleep(WORK);
+                text(format!("Worked on it for {name}."))
+            })
+            .into_tool_result(),
+    }
+}
+
+/// The fixtures that run as tasks for a caller that speaks tasks.
+impl Tasks for Conformance {
+    fn task_support() -> Vec<(String, TaskSupport)> {
+        [
+            ("slow_compute", TaskSupport::Optional),
+            ("failing_job", TaskSupport::Required),
+            ("protocol_error_job", TaskSupport::Optional),
+            ("confirm_delete", TaskSupport::Optional),
+            ("multi_input", TaskSupport::Optional),
+            ("test_tool_with_task", TaskSupport::Required),
+        ]
+        .into_iter()
+        .map(|(name, support)| (name.to_owned(), support))
+        .collect()
     }
 }
 

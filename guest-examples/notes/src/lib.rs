@@ -257,4 +257,7 @@ impl Completion for Notes {
     }
 }
 
+/// Every note tool answers at once: none runs as a task.
+impl toolhost_guest::Tasks for Notes {}
+
 toolhost_guest::export_full!(Notes);

@@ -74,10 +74,10 @@ pub use result::{LinkBuilder, Part, ResultBuilder};
 pub use serde_json::{self, Value, json};
 
 /// Bindings generated from the WIT world `full` (imports `host`, exports
-/// `tool`, `prompts`, `resources` and `completion`). A plugin exported with
-/// [`export_plugin!`] exports the last three empty; one exported with
-/// [`export_full!`] offers what its [`Prompts`], [`Resources`] and
-/// [`Completion`] say. Most tools need only the re-exports at the crate root.
+/// `tool`, `prompts`, `resources`, `completion` and `tasks`). A plugin
+/// exported with [`export_plugin!`] exports the last four empty; one exported
+/// with [`export_full!`] offers what its [`Prompts`], [`Resources`],
+/// [`Completion`] and [`Tasks`] say. Most tools need only the re-exports at the crate root.
 pub mod bindings {
     wit_bindgen::generate!({
         path: "../../wit",
@@ -128,6 +128,11 @@ pub mod resources {
     pub use crate::wit::ResourceBody;
 }
 
+/// The WIT types of `toolhost:plugin/tasks`.
+pub mod tasks {
+    pub use crate::bindings::exports::toolhost::plugin::tasks::TaskSupport;
+}
+
 /// The WIT types of `toolhost:plugin/completion`.
 pub mod completion {
     pub use crate::bindings::exports::toolhost::plugin::completion::{
@@ -135,7 +140,7 @@ pub mod completion {
     };
 }
 
-pub use offers::{Completion, Plugin, Prompts, Resources, not_found};
+pub use offers::{Completion, Plugin, Prompts, Resources, Tasks, not_found};
 
 /// The trait an app in the legacy format implements: like [`Plugin`], but
 /// `call` returns the legacy envelope (`{"success": true, "data": ..}`) as a
@@ -156,14 +161,16 @@ macro_rules! export_plugin {
         impl $crate::Prompts for $ty {}
         impl $crate::Resources for $ty {}
         impl $crate::Completion for $ty {}
+        impl $crate::Tasks for $ty {}
         $crate::export_full!($ty);
     };
 }
 
-/// Exports a type implementing [`Plugin`], [`Prompts`], [`Resources`] and
-/// [`Completion`] as this component's `tool`, `prompts`, `resources` and
-/// `completion` interfaces (world `full`). The last three have defaults that
-/// offer nothing: `impl Resources for MyTools {}` is a plugin without resources.
+/// Exports a type implementing [`Plugin`], [`Prompts`], [`Resources`],
+/// [`Completion`] and [`Tasks`] as this component's `tool`, `prompts`,
+/// `resources`, `completion` and `tasks` interfaces (world `full`). The last
+/// four have defaults that offer nothing: `impl Resources for MyTools {}` is a
+/// plugin without resources.
 ///
 /// ```ignore
 /// toolhost_guest::export_full!(MyTools);
@@ -218,6 +225,11 @@ macro_rules! export_full {
                     context: $crate::CallContext,
                 ) -> Result<$crate::completion::Suggestions, $crate::wit::ToolError> {
                     <$ty as $crate::Completion>::complete(reference, argument, resolved, context)
+                }
+            }
+            impl exports::tasks::Guest for $ty {
+                fn describe() -> Vec<(String, $crate::tasks::TaskSupport)> {
+                    <$ty as $crate::Tasks>::task_support()
                 }
             }
         };

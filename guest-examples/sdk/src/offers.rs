@@ -1,11 +1,12 @@
 //! The traits a plugin implements, one per thing it offers: [`Plugin`] (its
-//! tools, always), and [`Prompts`], [`Resources`] and [`Completion`] for a
-//! plugin exported with [`crate::export_full!`]. The last three have defaults
-//! that offer nothing, so a plugin implements only what it has.
+//! tools, always), and [`Prompts`], [`Resources`], [`Completion`] and
+//! [`Tasks`] for a plugin exported with [`crate::export_full!`]. The last four
+//! have defaults that offer nothing, so a plugin implements only what it has.
 
 use crate::completion::{Argument, Reference, Suggestions};
 use crate::prompts::{Prompt, PromptDescriptor};
 use crate::resources::{Contents, ResourceDescriptor, TemplateDescriptor};
+use crate::tasks::TaskSupport;
 use crate::{CallContext, ErrorCode, ToolDescriptor, ToolError, ToolResult};
 
 /// The trait a plugin implements: `describe` lists its tools, `call` runs one.
@@ -153,5 +154,15 @@ impl Prompt {
             description: None,
             messages: messages.into_iter().collect(),
         }
+    }
+}
+
+/// Tasks: the tools a caller that speaks tasks may poll instead of waiting on.
+/// A tool that runs as a task is written as any other; only this list differs.
+pub trait Tasks {
+    /// The tools (by their names in [`Plugin::describe`]) that may run as
+    /// tasks; none by default.
+    fn task_support() -> Vec<(String, TaskSupport)> {
+        Vec::new()
     }
 }

@@ -66,6 +66,7 @@ mod tests {
             annotations: Annotations::default(),
             required_privileges: declared.iter().map(|p| p.to_string()).collect(),
             required_client_capabilities: Vec::new(),
+            task_support: Default::default(),
         }
     }
 

@@ -116,6 +116,9 @@ pub struct HostSettings {
     /// Handshake-era HTTP sessions open at once (default 1,000); a new one past it
     /// closes the one idle longest.
     pub max_sessions: usize,
+    /// Tasks this replica runs in the background at once (default 64); a call
+    /// that would become a task past it keeps its caller waiting instead.
+    pub max_running_tasks: usize,
     /// How long a stored result's link stays readable, in seconds.
     pub result_ttl_secs: i64,
     /// Addresses webhooks may be reached at (`host:port` rules, as for plugins).
@@ -166,6 +169,10 @@ impl HostSettings {
     pub const DEFAULT_RESULT_BYTES_IN_FLIGHT: u64 = 64 << 20;
     /// The default of `host.max_sessions`.
     pub const DEFAULT_MAX_SESSIONS: usize = 1_000;
+    /// The default of `host.max_running_tasks`.
+    pub const DEFAULT_MAX_RUNNING_TASKS: usize = 64;
+    /// The most `host.max_running_tasks` accepts.
+    pub const MAX_RUNNING_TASKS: usize = 4_096;
 }
 
 /// One plugin: a component and the policy it runs under.
@@ -250,6 +257,7 @@ struct RawHost {
     #[serde(default)]
     allowed_hosts: Vec<String>,
     max_sessions: Option<usize>,
+    max_running_tasks: Option<usize>,
     result_ttl_secs: Option<i64>,
     #[serde(default)]
     webhook_allow: Vec<String>,
@@ -518,6 +526,20 @@ fn host_settings(raw: RawHost, file: &Path, base: &Path) -> Result<HostSettings,
                 return Err(ConfigError::new(
                     file,
                     "host.max_sessions: 0 would refuse every session; use at least 1 (default 1000)",
+                ));
+            }
+            Some(max) => max,
+        },
+        max_running_tasks: match raw.max_running_tasks {
+            None => HostSettings::DEFAULT_MAX_RUNNING_TASKS,
+            Some(max) if max > HostSettings::MAX_RUNNING_TASKS => {
+                return Err(ConfigError::new(
+                    file,
+                    format!(
+                        "host.max_running_tasks = {max} is out of range; use 0 (no call becomes a task) to {} (default {})",
+                        HostSettings::MAX_RUNNING_TASKS,
+                        HostSettings::DEFAULT_MAX_RUNNING_TASKS
+                    ),
                 ));
             }
             Some(max) => max,
@@ -890,6 +912,7 @@ mod tests {
 
         let defaults = parse("").unwrap();
         assert_eq!(defaults.host.max_sessions, 1_000);
+        assert_eq!(defaults.host.max_running_tasks, 64);
         assert!(defaults.host.allowed_hosts.is_empty());
         assert_eq!(defaults.host.drain, std::time::Duration::from_secs(30));
         assert!(!defaults.host.rate_limits.is_on());
@@ -902,6 +925,10 @@ mod tests {
 
         for (text, key) in [
             ("[host]\nmax_sessions = 0\n", "host.max_sessions"),
+            (
+                "[host]\nmax_running_tasks = 5000\n",
+                "host.max_running_tasks",
+            ),
             ("[host]\ndrain_secs = 86400\n", "host.drain_secs"),
             ("[host]\ndrain_secs = -1\n", "host.drain_secs"),
             (

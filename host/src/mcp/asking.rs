@@ -45,6 +45,7 @@ impl Subject<'_> {
 }
 
 /// How one request's questions reach its caller.
+#[derive(Clone)]
 pub(super) struct Asking {
     asker: Arc<dyn Asker>,
     /// The replay of a stateless caller's answers; `None` for a client that
@@ -103,6 +104,35 @@ impl Session {
             Some(state) => subject
                 .bound(|binding| states.replay(Some((state, binding)), responses, capabilities)),
             None => states.replay(None, responses, capabilities),
+        }?;
+        let replay = Arc::new(replay);
+        Ok(Asking {
+            asker: replay.clone(),
+            replay: Some(replay),
+        })
+    }
+
+    /// How a task's tool, run again once its questions are answered, gets
+    /// the answers: `responses` to the round whose `state` the task holds,
+    /// replayed as a stateless retry would be, for a caller that declared
+    /// `capabilities` when it created the task.
+    ///
+    /// # Errors
+    ///
+    /// `-32602` for a state that no longer verifies (it expired).
+    pub(super) fn replaying(
+        &self,
+        subject: &Subject<'_>,
+        state: Option<&str>,
+        responses: &InputResponses,
+        capabilities: Option<rmcp::model::ClientCapabilities>,
+    ) -> Result<Asking, ErrorData> {
+        let states = &self.server.states;
+        let replay = match state {
+            Some(state) => subject.bound(|binding| {
+                states.replay(Some((state, binding)), Some(responses), capabilities)
+            }),
+            None => states.replay(None, Some(responses), capabilities),
         }?;
         let replay = Arc::new(replay);
         Ok(Asking {

@@ -23,6 +23,7 @@ mod prompts;
 pub mod reload;
 mod resources;
 mod sessions;
+mod tasks;
 mod token_guard;
 mod tools;
 mod tools_call;
@@ -74,6 +75,8 @@ pub struct Server {
     pub drain: drain::Drain,
     /// Seals and opens the `requestState` of stateless callers' questions.
     pub(crate) states: input::States,
+    /// The tasks this replica runs in the background.
+    pub(crate) running: tasks::Running,
     /// The rate limits' buckets.
     pub(crate) limiter: limits::Limiter,
     /// One line per call (`host.audit`).
@@ -104,6 +107,7 @@ impl Server {
             default_mode,
             limits::Limiter::default(),
             Observers::default(),
+            tasks::MAX_RUNNING,
         )
     }
 
@@ -116,6 +120,7 @@ impl Server {
         default_mode: OutputMode,
         limiter: limits::Limiter,
         observers: Observers,
+        max_running_tasks: usize,
     ) -> Arc<Server> {
         let (changes, _) = tokio::sync::broadcast::channel(16);
         let state_key = store
@@ -129,6 +134,7 @@ impl Server {
             });
         Arc::new(Server {
             states: input::States::new(state_key),
+            running: tasks::Running::new(max_running_tasks),
             served: std::sync::RwLock::new(Arc::new(Served::new(catalog))),
             mapper,
             store,

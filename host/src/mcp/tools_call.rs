@@ -21,6 +21,7 @@ use super::events;
 use super::handler::{SERVER, Session, Transport, output_mode, parts, revision};
 use super::limits;
 use super::prometheus::UNKNOWN_TOOL;
+use super::tasks;
 use super::trace::RequestTrace;
 use super::{TokenId, audit};
 use crate::catalog::{self, Caller};
@@ -154,6 +155,12 @@ impl Session {
         facts.catalog = Some(catalog.clone());
         facts.outcome = "missing_client_capability";
         check_client_capabilities(&tool.descriptor.required_client_capabilities, context)?;
+        let capabilities = context.client_capabilities();
+        let as_task = tasks::runs_as_task(
+            tool.descriptor.task_support,
+            revision,
+            capabilities.as_ref(),
+        )?;
         // A stateless caller's retry replays its answers; its state is checked
         // before the tool runs.
         let principal = caller.principal.as_deref();
@@ -186,22 +193,55 @@ impl Session {
         let call_id = catalog::new_call_id();
         facts.call_id = Some(call_id.clone());
         let io = asking.io(events);
-        let call = catalog.call_with(call_id, tool, arguments.as_ref(), &caller, request_id, io);
-        let called = tokio::select! {
-            called = call => called,
-            () = context.ct.cancelled() => {
-                // Dropping the call drops its store: the instance ends here.
-                tracing::info!(tool = %name, "call cancelled by the client");
-                facts.outcome = "cancelled";
-                facts.arguments = arguments;
-                return Err(ErrorData::internal_error("the request was cancelled", None));
+        let called = if as_task {
+            // A task outlives its request: the call owns what it uses.
+            let call = {
+                let (catalog, name, caller) = (catalog.clone(), name.to_owned(), caller.clone());
+                let (arguments, request_id) = (arguments.clone(), request_id.to_owned());
+                async move {
+                    let tool = catalog.tool(&name).expect("the catalog the tool came from");
+                    catalog
+                        .call_with(call_id, tool, arguments.as_ref(), &caller, &request_id, io)
+                        .await
+                }
+            };
+            let start = tasks::Start {
+                caller: caller.clone(),
+                tool: name.to_owned(),
+                arguments: arguments.as_ref().and_then(Value::as_object).cloned(),
+                mode,
+                capabilities,
+                request_id: request_id.to_owned(),
+                asking: asking.clone(),
+            };
+            let early = self.call_or_task(start, call, context.ct.clone()).await;
+            match early.inspect_err(|_| facts.outcome = "internal_error")? {
+                tasks::Early::Done(called) => called,
+                tasks::Early::Task(created) => {
+                    facts.outcome = "task";
+                    facts.arguments = arguments;
+                    return Ok(CallToolResponse::Task(*created));
+                }
+            }
+        } else {
+            let call =
+                catalog.call_with(call_id, tool, arguments.as_ref(), &caller, request_id, io);
+            tokio::select! {
+                called = call => called,
+                () = context.ct.cancelled() => {
+                    // Dropping the call drops its store: the instance ends here.
+                    tracing::info!(tool = %name, "call cancelled by the client");
+                    facts.outcome = "cancelled";
+                    facts.arguments = arguments;
+                    return Err(ErrorData::internal_error("the request was cancelled", None));
+                }
             }
         };
         if let Some(forward) = forward {
             let _ = forward.await;
         }
         let result = match called {
-            runtime::Called::Finished(result) => result,
+            runtime::Called::Finished(result) | runtime::Called::Failed(result) => result,
             runtime::Called::Asking(questions) if asking.is_stateless() => {
                 facts.outcome = "input_required";
                 let subject = Subject {
@@ -221,10 +261,40 @@ impl Session {
         facts.arguments = arguments;
         facts.outcome = result.error().map_or("ok", |error| error.code.as_str());
 
+        let principal = caller.principal.as_deref();
+        let schema = tool.descriptor.output_schema.as_ref();
+        self.render_call(
+            name,
+            schema,
+            result,
+            (revision, mode),
+            request_id,
+            principal,
+        )
+        .await
+        .map(Into::into)
+        .inspect_err(|_| facts.outcome = "internal_error")
+    }
+
+    /// The mapper's rendering of the result of a call of the tool `name`
+    /// (whose output schema is `schema`) for an MCP revision in a mode.
+    ///
+    /// # Errors
+    ///
+    /// An internal error when the mapper rendered no MCP result.
+    pub(super) async fn render_call(
+        &self,
+        name: &str,
+        schema: Option<&Value>,
+        result: crate::result::ToolResult,
+        (revision, mode): (crate::render::Revision, crate::render::OutputMode),
+        request_id: &str,
+        principal: Option<&str>,
+    ) -> Result<rmcp::model::CallToolResult, ErrorData> {
         let mut render = RenderContext::new(name, jiff::Timestamp::now());
-        render.output_schema = tool.descriptor.output_schema.as_ref();
+        render.output_schema = schema;
         render.request_id = request_id;
-        render.principal = caller.principal.as_deref();
+        render.principal = principal;
         render.server = Some(SERVER);
         let target = Target::Mcp { revision, mode };
         let rendered = self
@@ -241,14 +311,11 @@ impl Session {
             span.record("toolhost.offloaded", rendered.offloaded);
         }
         match rendered.rendering {
-            Rendering::Mcp(wire) => Ok((*wire).into()),
-            Rendering::Json(_) => {
-                facts.outcome = "internal_error";
-                Err(ErrorData::internal_error(
-                    "the mapper rendered no MCP result for an MCP target",
-                    None,
-                ))
-            }
+            Rendering::Mcp(wire) => Ok(*wire),
+            Rendering::Json(_) => Err(ErrorData::internal_error(
+                "the mapper rendered no MCP result for an MCP target",
+                None,
+            )),
         }
     }
 

@@ -24,6 +24,7 @@ pub mod request_error;
 pub mod resource;
 mod revision;
 pub mod structured;
+pub mod task;
 pub mod text;
 
 pub use mapper::{Mapper, Rendered, SizeLimits, json_size};

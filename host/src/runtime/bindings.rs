@@ -75,7 +75,7 @@ pub mod v0_2 {
         });
     }
 
-    pub use full::exports::toolhost::plugin::{completion, prompts, resources};
+    pub use full::exports::toolhost::plugin::{completion, prompts, resources, tasks};
 }
 
 /// The WIT types of the `types` interface (the same in both packages).

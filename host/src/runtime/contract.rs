@@ -3,8 +3,8 @@
 //! (`plugin` or `legacy-app`), and the export indices of each interface it
 //! offers, looked up once at load.
 //!
-//! A `0.2.0` component may export `prompts`, `resources` and `completion` beside
-//! `tool` (or `app`); each is optional, and one that is exported must have the
+//! A `0.2.0` component may export `prompts`, `resources`, `completion` and
+//! `tasks` beside `tool` (or `app`); each is optional, and one that is exported must have the
 //! shape of the package, or the component is refused at load.
 
 use tracing::Instrument as _;
@@ -12,7 +12,7 @@ use wasmtime::Engine;
 use wasmtime::Store;
 use wasmtime::component::{Component, InstancePre};
 
-use super::bindings::v0_2::{completion, prompts, resources};
+use super::bindings::v0_2::{completion, prompts, resources, tasks};
 use super::bindings::{v0_1, v0_2, wit_types};
 use super::state::CallState;
 use crate::config::World;
@@ -96,6 +96,8 @@ pub(super) struct Described {
     pub(super) prompts: Vec<prompts::PromptDescriptor>,
     pub(super) resources: Vec<resources::ResourceDescriptor>,
     pub(super) templates: Vec<resources::TemplateDescriptor>,
+    /// The tools that may run as tasks, by name.
+    pub(super) tasks: Vec<(String, tasks::TaskSupport)>,
 }
 
 /// What a guest answered a call, lifted out of its instance.
@@ -112,6 +114,7 @@ pub(super) struct Ready {
     prompts: Option<prompts::GuestIndices>,
     resources: Option<resources::GuestIndices>,
     completion: Option<completion::GuestIndices>,
+    tasks: Option<tasks::GuestIndices>,
 }
 
 impl Ready {
@@ -166,12 +169,17 @@ impl Ready {
             true => Some(completion::GuestIndices::new(&pre).map_err(wrong("completion"))?),
             false => None,
         };
+        let tasks = match exports("tasks") {
+            true => Some(tasks::GuestIndices::new(&pre).map_err(wrong("tasks"))?),
+            false => None,
+        };
         Ok(Ready {
             pre,
             entry,
             prompts,
             resources,
             completion,
+            tasks,
         })
     }
 
@@ -229,11 +237,21 @@ impl Ready {
             }
             None => (Vec::new(), Vec::new()),
         };
+        let tasks = match &self.tasks {
+            Some(tasks) => {
+                tasks
+                    .load(&mut *store, &instance)?
+                    .call_describe(&mut *store)
+                    .await?
+            }
+            None => Vec::new(),
+        };
         Ok(Described {
             tools,
             prompts,
             resources,
             templates,
+            tasks,
         })
     }
 

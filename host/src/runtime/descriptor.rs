@@ -19,6 +19,28 @@ pub struct ToolDescriptor {
     pub required_privileges: Vec<String>,
     /// Client capabilities the tool needs (`sampling`, ...).
     pub required_client_capabilities: Vec<String>,
+    /// Whether a caller that speaks tasks may poll the tool as a task (the
+    /// optional `tasks` export; none says so by default).
+    pub task_support: TaskSupport,
+}
+
+/// How a tool may be called as a task.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TaskSupport {
+    /// Only while its caller waits: the default.
+    #[default]
+    Forbidden,
+    /// As a task for a caller that speaks tasks, else while it waits.
+    Optional,
+    /// Only as a task: a caller that does not speak tasks is refused.
+    Required,
+}
+
+impl TaskSupport {
+    /// Whether the tool may run as a task.
+    pub fn allows_tasks(self) -> bool {
+        self != TaskSupport::Forbidden
+    }
 }
 
 /// Behaviour hints; `None` where the tool does not say.
@@ -64,6 +86,7 @@ impl ToolDescriptor {
             annotations,
             required_privileges: wit.required_privileges,
             required_client_capabilities: wit.required_client_capabilities,
+            task_support: TaskSupport::Forbidden,
         })
     }
 }

@@ -32,8 +32,8 @@ mod webhook;
 pub use cache::{Origin, ScratchDir, ensure_private_dir};
 pub use contract::{Contract, Version};
 pub use descriptor::{
-    Annotations, PromptArgument, PromptDescriptor, ResourceDescriptor, TemplateDescriptor,
-    ToolDescriptor,
+    Annotations, PromptArgument, PromptDescriptor, ResourceDescriptor, TaskSupport,
+    TemplateDescriptor, ToolDescriptor,
 };
 pub use engine::{EPOCH_TICK, EngineSettings};
 pub use events::{Empty, EventReceiver, EventSender, GuestEvent, LogLevel, event_channel};
@@ -252,6 +252,17 @@ impl Runtime {
             .map_err(error)?;
         plugin.resources = described.resources.into_iter().map(Into::into).collect();
         plugin.templates = described.templates.into_iter().map(Into::into).collect();
+        for (name, support) in described.tasks {
+            let Some(tool) = plugin.tools.iter_mut().find(|tool| tool.name == name) else {
+                return Err(error(format!(
+                    "tasks.describe() names the tool {name:?}, which describe() does not offer; name only tools the plugin has"
+                )));
+            };
+            tool.task_support = match support {
+                bindings::v0_2::tasks::TaskSupport::Optional => TaskSupport::Optional,
+                bindings::v0_2::tasks::TaskSupport::Required => TaskSupport::Required,
+            };
+        }
         Ok(plugin)
     }
 }

@@ -62,7 +62,11 @@ pub struct CallContext {
 // allocation to save a rare question a few hundred bytes.
 #[allow(clippy::large_enum_variant)]
 pub enum Called {
+    /// The tool's own answer (a failure it reported included).
     Finished(ToolResult),
+    /// The sandbox ended the call before the tool answered (a trap, a budget,
+    /// the deadline, a host failure): the coded failure the host made of it.
+    Failed(ToolResult),
     /// The questions the caller is to answer before the call can go on.
     Asking(Vec<Question>),
 }
@@ -72,7 +76,7 @@ impl Called {
     /// it to, is a host failure.
     pub fn into_result(self) -> ToolResult {
         match self {
-            Called::Finished(result) => result,
+            Called::Finished(result) | Called::Failed(result) => result,
             Called::Asking(_) => ToolResult::failure(
                 ErrorCode::ToolError,
                 "The call stopped to ask a question where none can be asked.",
@@ -286,7 +290,7 @@ impl Plugin {
         // (the rest of `ran`) is held until the answer is converted.
         match ran {
             Ok(ran) => Called::Finished(self.convert(tool, ran).await),
-            Err(Stop::Failed(failure)) => Called::Finished(failure),
+            Err(Stop::Failed(failure)) => Called::Failed(failure),
             Err(Stop::Asking(questions)) => Called::Asking(questions),
         }
     }

@@ -196,6 +196,7 @@ impl Webhook {
                 },
                 required_privileges: tool.required_privileges.clone(),
                 required_client_capabilities: Vec::new(),
+                task_support: Default::default(),
             })
             .collect::<Vec<_>>();
         if tools.is_empty() {
