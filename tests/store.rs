@@ -497,8 +497,9 @@ async fn task_rows_change_only_over_the_version_they_were_read_at() {
         SignedDuration::from_hours(1),
         now,
     ));
-    let mut stores: Vec<(String, Arc<dyn ResultStore>, Arc<dyn ResultStore>)> =
-        vec![("memory".into(), memory.clone(), memory)];
+    // Each store with a second one on the same data (for memory, itself).
+    type Pair = (String, Arc<dyn ResultStore>, Arc<dyn ResultStore>);
+    let mut stores: Vec<Pair> = vec![("memory".into(), memory.clone(), memory)];
     let mut places = Vec::new();
     for backend in BACKENDS {
         let place = Place::new(backend).await;

@@ -76,7 +76,10 @@ async fn until(url: &str, task: &str, statuses: &[&str]) -> Value {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let got = get(url, "secret-a", task).await;
-        let status = got["result"]["status"].as_str().unwrap_or_default().to_owned();
+        let status = got["result"]["status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         if statuses.contains(&status.as_str()) {
             return got["result"].clone();
         }
@@ -114,7 +117,12 @@ async fn a_task_survives_a_replica_switch_on_one_postgres() {
 
     // Created on A, polled to completion on B: B renders nothing, it reads
     // the result A rendered.
-    let created = call(&a.url, "slow_compute", json!({"seconds": 1.5, "label": "switch"})).await;
+    let created = call(
+        &a.url,
+        "slow_compute",
+        json!({"seconds": 1.5, "label": "switch"}),
+    )
+    .await;
     let task = task_id(&created);
     let working = get(&b.url, "secret-a", &task).await["result"].clone();
     assert_eq!(working["status"], "working", "{working}");
@@ -134,25 +142,58 @@ async fn a_task_survives_a_replica_switch_on_one_postgres() {
     }
 
     // Cancelled on B, it ends on A, whose instance goes.
-    let created = call(&a.url, "slow_compute", json!({"seconds": 60, "label": "cancel"})).await;
+    let created = call(
+        &a.url,
+        "slow_compute",
+        json!({"seconds": 60, "label": "cancel"}),
+    )
+    .await;
     let task = task_id(&created);
-    let ack = request(&b.url, "secret-a", "tasks/cancel", json!({"taskId": task}), true).await;
+    let ack = request(
+        &b.url,
+        "secret-a",
+        "tasks/cancel",
+        json!({"taskId": task}),
+        true,
+    )
+    .await;
     assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
     let line = a.wait_for_log("the running replica ends the task", |line| {
         line.contains("the task was cancelled; its instance ends") && line.contains(&task)
     });
     assert!(line.contains(&task), "{line}");
-    assert_eq!(until(&a.url, &task, &["cancelled"]).await["status"], "cancelled");
-    let again = request(&a.url, "secret-a", "tasks/cancel", json!({"taskId": task}), true).await;
-    assert_eq!(again["result"], json!({"resultType": "complete"}), "idempotent: {again}");
+    assert_eq!(
+        until(&a.url, &task, &["cancelled"]).await["status"],
+        "cancelled"
+    );
+    let again = request(
+        &a.url,
+        "secret-a",
+        "tasks/cancel",
+        json!({"taskId": task}),
+        true,
+    )
+    .await;
+    assert_eq!(
+        again["result"],
+        json!({"resultType": "complete"}),
+        "idempotent: {again}"
+    );
 
     // Asking on A, answered on B, which runs the tool again to its end.
     let created = call(&a.url, "confirm_delete", json!({"filename": "old.txt"})).await;
     let task = task_id(&created);
     let asking = until(&b.url, &task, &["input_required"]).await;
-    let keys: Vec<&String> = asking["inputRequests"].as_object().unwrap().keys().collect();
+    let keys: Vec<&String> = asking["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
     assert_eq!(keys.len(), 1, "{asking}");
-    assert_eq!(asking["inputRequests"][keys[0]]["method"], "elicitation/create");
+    assert_eq!(
+        asking["inputRequests"][keys[0]]["method"],
+        "elicitation/create"
+    );
     let answer = json!({keys[0].as_str(): {"action": "accept", "content": {"confirm": true}}});
     let params = json!({"taskId": task, "inputResponses": answer});
     let ack = request(&b.url, "secret-a", "tasks/update", params, true).await;
@@ -162,13 +203,21 @@ async fn a_task_survives_a_replica_switch_on_one_postgres() {
 
     // Lost with its replica: A dies mid-task, and B, finding the task untouched
     // for ten seconds, reports it failed instead of working forever.
-    let created = call(&a.url, "slow_compute", json!({"seconds": 60, "label": "lost"})).await;
+    let created = call(
+        &a.url,
+        "slow_compute",
+        json!({"seconds": 60, "label": "lost"}),
+    )
+    .await;
     let task = task_id(&created);
     a.kill();
     let lost = until(&b.url, &task, &["completed", "failed", "cancelled"]).await;
     assert_eq!(lost["status"], "failed", "{lost}");
     let message = lost["error"]["message"].as_str().unwrap_or_default();
-    assert!(message.contains("replica running this task stopped"), "{lost}");
+    assert!(
+        message.contains("replica running this task stopped"),
+        "{lost}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -230,8 +279,14 @@ async fn a_flood_of_tasks_stays_within_the_running_budget() {
     let second = task_id(&call(&host.url, "slow_compute", arguments.clone()).await);
     let started = Instant::now();
     let third = call(&host.url, "slow_compute", arguments).await;
-    assert_eq!(third["resultType"], "complete", "a waited-for result: {third}");
-    assert!(started.elapsed() >= Duration::from_secs(2), "it ran while its caller waited");
+    assert_eq!(
+        third["resultType"], "complete",
+        "a waited-for result: {third}"
+    );
+    assert!(
+        started.elapsed() >= Duration::from_secs(2),
+        "it ran while its caller waited"
+    );
     host.wait_for_log("the budget refusal", |line| line.contains("tasks_full"));
     for task in [first, second] {
         let done = until(&host.url, &task, &["completed", "failed", "cancelled"]).await;
