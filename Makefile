@@ -154,9 +154,10 @@ lint:
 unit: postgres registry
 	$(CARGO) test --release --locked
 
-## Every A2A rendering of the golden matrix, parsed by the official a2a-sdk.
+## Every A2A rendering of the golden matrix, and the A2A task of a call waiting
+## for input (tests/a2a/input-required), parsed by the official a2a-sdk.
 a2a-check: setup
-	$(A2A_VENV)/bin/python tests/a2a/check_a2a.py tests/a2a/samples-selftest $(wildcard tests/golden/*/a2a.json)
+	$(A2A_VENV)/bin/python tests/a2a/check_a2a.py tests/a2a/samples-selftest tests/a2a/input-required $(wildcard tests/golden/*/a2a.json)
 
 ## The official MCP conformance suite in both eras (Node 22 and the suite come
 ## from the npm registry); the per-check JSON lands in target/conformance/.

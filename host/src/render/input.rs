@@ -462,6 +462,40 @@ mod tests {
         assert_eq!(task["metadata"]["requestState"], "sealed");
     }
 
+    /// The A2A task of a call asking two questions is the one in
+    /// `tests/a2a/input-required/`, which `make a2a-check` has the official
+    /// a2a-sdk parse (`TOOLHOST_BLESS=1` writes it anew).
+    #[test]
+    fn an_a2a_task_waiting_for_input_is_the_golden_one() {
+        let required = InputRequired {
+            questions: vec![
+                Question {
+                    key: "user_name".into(),
+                    request: form(),
+                },
+                Question {
+                    key: "client_roots".into(),
+                    request: InputRequest::ListRoots,
+                },
+            ],
+            state: "sealed".into(),
+        };
+        let text = a2a_task(&required, "task-7") + "\n";
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/a2a/input-required/two-questions.json");
+        if std::env::var_os("TOOLHOST_BLESS").is_some() {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, &text).unwrap();
+        }
+        let golden = std::fs::read_to_string(&path).unwrap_or_default();
+        assert_eq!(
+            golden,
+            text,
+            "{} differs; if the change is intended, run `TOOLHOST_BLESS=1 make test`",
+            path.display()
+        );
+    }
+
     #[test]
     fn an_oversized_answer_is_refused() {
         let big = json!({"action": "accept", "content": {"name": "x".repeat(MAX_ANSWER_BYTES)}});
