@@ -102,15 +102,13 @@ impl CallState {
     ///
     /// # Errors
     ///
-    /// The [`Suspended`] trap when the asker is to ask outside the instance,
-    /// or a budget trap when the batch is longer than any call may ask.
+    /// The [`Suspended`] trap when the asker is to ask outside the instance.
+    /// (A batch longer than any call may ask never gets here: `ask` ends the
+    /// call before converting it.)
     async fn ask_batch(
         &mut self,
         batch: Vec<Entry>,
     ) -> wasmtime::Result<Vec<Result<InputAnswer, Refusal>>> {
-        if batch.len() > crate::config::MAX_INPUT_REQUESTS as usize {
-            return Err(self.too_many(batch.len()));
-        }
         let budget = self.budgets.input_requests;
         let mut answers: Vec<Option<Result<InputAnswer, Refusal>>> =
             Vec::with_capacity(batch.len());
