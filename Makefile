@@ -13,7 +13,7 @@ LANG_GUESTS := $(LANG_OUT)/js_tools.wasm $(LANG_OUT)/js_legacy_app.wasm $(LANG_O
 	$(LANG_OUT)/js_notes.wasm \
 	$(LANG_OUT)/py_tools.wasm $(LANG_OUT)/py_web.wasm $(LANG_OUT)/c_tools.wasm
 
-.PHONY: run test setup postgres registry guests rust-guests lint unit a2a-check conformance clients bless build soak bench fuzz
+.PHONY: run test setup postgres registry guests rust-guests lint unit a2a-check conformance clients bless build test-build soak bench fuzz
 
 ## Build the host (release: optimised Cranelift) and the example tools, and serve
 ## them over MCP on stdio (the client snippet goes to stderr). For HTTP:
@@ -23,6 +23,13 @@ run: build guests
 
 build:
 	$(CARGO) build --release --locked
+
+## The host as the tests build it: `cargo test` unifies the dev-dependencies'
+## features into the binary, so `cargo build` would compile much of it again.
+## After `make unit` this is instant, and target/release/toolhost is the binary
+## the unit tests ran.
+test-build:
+	$(CARGO) test --release --locked --no-run
 
 ## Every example guest: the Rust ones (guest-examples/target/wasm32-wasip2/release/*.wasm)
 ## and those in JavaScript, Python and C (guest-examples/target/lang/*.wasm). Each
@@ -161,12 +168,12 @@ a2a-check: setup
 
 ## The official MCP conformance suite in both eras (Node 22 and the suite come
 ## from the npm registry); the per-check JSON lands in target/conformance/.
-conformance: build guests
+conformance: test-build guests
 	tests/conformance/run.sh
 
 ## Real clients: the Python SDK (PyPI mcp 2.x) over stdio and HTTP in both eras,
 ## and the MCP Inspector CLI (npm) in both eras; installed into tests/clients/.
-clients: build guests
+clients: test-build guests
 	tests/clients/run.sh
 
 ## The load-with-faults test at full size: 20,000 calls at 64 concurrency over
