@@ -99,40 +99,31 @@ impl Session {
             });
         }
         let capabilities = context.meta.client_capabilities();
+        self.replaying(subject, state, responses, capabilities)
+    }
+
+    /// How a stateless caller's answers reach the questions about `subject`:
+    /// `responses` to the round of `state`, replayed, for a caller that
+    /// declared `capabilities`. A retried request gets its own; a task's tool,
+    /// run again once its questions are answered, those its row holds.
+    ///
+    /// # Errors
+    ///
+    /// `-32602` for a state that does not verify for `subject` (altered,
+    /// expired, another caller's, or for another tool, prompt, resource or
+    /// arguments).
+    pub(super) fn replaying(
+        &self,
+        subject: &Subject<'_>,
+        state: Option<&str>,
+        responses: Option<&InputResponses>,
+        capabilities: Option<rmcp::model::ClientCapabilities>,
+    ) -> Result<Asking, ErrorData> {
         let states = &self.server.states;
         let replay = match state {
             Some(state) => subject
                 .bound(|binding| states.replay(Some((state, binding)), responses, capabilities)),
             None => states.replay(None, responses, capabilities),
-        }?;
-        let replay = Arc::new(replay);
-        Ok(Asking {
-            asker: replay.clone(),
-            replay: Some(replay),
-        })
-    }
-
-    /// How a task's tool, run again once its questions are answered, gets
-    /// the answers: `responses` to the round whose `state` the task holds,
-    /// replayed as a stateless retry would be, for a caller that declared
-    /// `capabilities` when it created the task.
-    ///
-    /// # Errors
-    ///
-    /// `-32602` for a state that no longer verifies (it expired).
-    pub(super) fn replaying(
-        &self,
-        subject: &Subject<'_>,
-        state: Option<&str>,
-        responses: &InputResponses,
-        capabilities: Option<rmcp::model::ClientCapabilities>,
-    ) -> Result<Asking, ErrorData> {
-        let states = &self.server.states;
-        let replay = match state {
-            Some(state) => subject.bound(|binding| {
-                states.replay(Some((state, binding)), Some(responses), capabilities)
-            }),
-            None => states.replay(None, Some(responses), capabilities),
         }?;
         let replay = Arc::new(replay);
         Ok(Asking {

@@ -404,6 +404,14 @@ impl Session {
         }
     }
 
+    /// Marks a task whose tool cannot run again `failed` with `error`.
+    async fn fail(&self, row: &TaskRow, resume: &Resume, error: &ErrorData) {
+        let body = Some(text(error));
+        if let Err(store) = self.settle(row, TaskStatus::Failed, body, resume).await {
+            tracing::error!(task = %row.id, error.type = "store_failed", "the task's failure was not written: {store}");
+        }
+    }
+
     /// The task `id` of `caller`.
     ///
     /// # Errors
@@ -601,17 +609,11 @@ impl Session {
             let asking = match session.replaying(
                 &subject,
                 resume.state.as_deref(),
-                &resume.responses,
+                Some(&resume.responses),
                 resume.capabilities.clone(),
             ) {
                 Ok(asking) => asking,
-                Err(error) => {
-                    let body = serde_json::to_string(&error).ok();
-                    let _ = session
-                        .settle(&row, TaskStatus::Failed, body, &resume)
-                        .await;
-                    return;
-                }
+                Err(error) => return session.fail(&row, &resume, &error).await,
             };
             let catalog = session.server.catalog();
             let Some(tool) = catalog
@@ -620,11 +622,7 @@ impl Session {
             else {
                 let error =
                     ErrorData::invalid_params(format!("Unknown tool: {}", resume.tool), None);
-                let body = serde_json::to_string(&error).ok();
-                let _ = session
-                    .settle(&row, TaskStatus::Failed, body, &resume)
-                    .await;
-                return;
+                return session.fail(&row, &resume, &error).await;
             };
             let arguments = resume.arguments.clone().map(Value::Object);
             let io = asking.io(None);

@@ -155,7 +155,14 @@ impl Session {
         facts.catalog = Some(catalog.clone());
         facts.outcome = "missing_client_capability";
         check_client_capabilities(&tool.descriptor.required_client_capabilities, context)?;
-        let capabilities = context.client_capabilities();
+        // Decoded only for a tool that may run as a task: every other call
+        // goes without.
+        let capabilities = tool
+            .descriptor
+            .task_support
+            .allows_tasks()
+            .then(|| context.client_capabilities())
+            .flatten();
         let as_task = tasks::runs_as_task(
             tool.descriptor.task_support,
             revision,
