@@ -44,6 +44,23 @@ def connector(transport: str, mode: str, config: Path, http_url: Callable[[], st
     return connect
 
 
+# The two eras of the Python SDK's `Client(mode=..)`.
+LEGACY = "legacy"
+MODERN = "2026-07-28"
+
+
+@pytest.fixture(params=["stdio", "http"])
+def transport(request) -> str:
+    """The SDK tests run over stdio and Streamable HTTP."""
+    return request.param
+
+
+@pytest.fixture(params=[LEGACY, MODERN])
+def mode(request) -> str:
+    """The SDK tests run in both eras."""
+    return request.param
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -15,15 +15,10 @@ from typing import Any
 
 import mcp_types as types
 import pytest
-from conftest import CONFIG, connector
+from conftest import CONFIG, LEGACY, MODERN, connector
 from mcp.shared.exceptions import MCPError
 
 pytestmark = pytest.mark.anyio
-
-LEGACY = "legacy"
-MODERN = "2026-07-28"
-TRANSPORTS = ["stdio", "http"]
-MODES = [LEGACY, MODERN]
 
 EXAMPLE_TOOLS = {
     "hello",
@@ -45,16 +40,6 @@ EXAMPLE_TOOLS = {
 }
 
 PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgaPj/HwAEggJ/59habAAAAABJRU5ErkJggg=="
-
-
-@pytest.fixture(params=TRANSPORTS)
-def transport(request) -> str:
-    return request.param
-
-
-@pytest.fixture(params=MODES)
-def mode(request) -> str:
-    return request.param
 
 
 @pytest.fixture

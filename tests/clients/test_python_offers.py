@@ -17,12 +17,10 @@ from pathlib import Path
 
 import mcp_types as types
 import pytest
-from conftest import JS_NOTES, NOTES, config_of, connector, serving
+from conftest import JS_NOTES, MODERN, NOTES, config_of, connector, serving
 
 pytestmark = pytest.mark.anyio
 
-LEGACY = "legacy"
-MODERN = "2026-07-28"
 
 
 @pytest.fixture(scope="module", params=[NOTES, JS_NOTES], ids=["rust", "js"])
@@ -36,16 +34,6 @@ def notes_url(notes_config, tmp_path_factory):
     log_path = tmp_path_factory.mktemp("notes-http") / "server.log"
     with serving(log_path, lambda _port: notes_config) as url:
         yield url
-
-
-@pytest.fixture(params=["stdio", "http"])
-def transport(request) -> str:
-    return request.param
-
-
-@pytest.fixture(params=[LEGACY, MODERN])
-def mode(request) -> str:
-    return request.param
 
 
 @pytest.fixture

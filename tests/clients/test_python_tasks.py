@@ -22,14 +22,12 @@ from typing import Any, Literal
 import anyio
 import mcp_types as types
 import pytest
-from conftest import REPO, config_of, connector, serving
+from conftest import MODERN, REPO, config_of, connector, serving
 from mcp import MCPError
 from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 
 pytestmark = pytest.mark.anyio
 
-LEGACY = "legacy"
-MODERN = "2026-07-28"
 TASKS = "io.modelcontextprotocol/tasks"
 CONFORMANCE = REPO / "guest-examples" / "target" / "wasm32-wasip2" / "release" / "conformance.wasm"
 
@@ -103,16 +101,6 @@ def tasks_url(tasks_config, tmp_path_factory):
     log_path = tmp_path_factory.mktemp("tasks-http") / "server.log"
     with serving(log_path, lambda _port: tasks_config) as url:
         yield url
-
-
-@pytest.fixture(params=["stdio", "http"])
-def transport(request) -> str:
-    return request.param
-
-
-@pytest.fixture(params=[LEGACY, MODERN])
-def mode(request) -> str:
-    return request.param
 
 
 @pytest.fixture
