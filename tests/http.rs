@@ -578,7 +578,14 @@ impl Policy {
             probe = guest("http_probe").display(),
         );
         let config = write_config(dir.path(), &trust(&ca), &plugins);
-        let host = Host::start_logging(&config, "info");
+        // As an operator may run it: errors must not carry the host's
+        // backtraces to the guest all the same (`response_over_budget`).
+        let host = Host::start_with(
+            &config,
+            "info",
+            &[("RUST_BACKTRACE", "1")],
+            Duration::from_secs(60),
+        );
         Policy {
             https,
             http,
@@ -849,6 +856,23 @@ async fn response_over_budget(p: &Policy) {
         budget(&over).as_deref(),
         Some("max_http_response_bytes"),
         "{over}"
+    );
+    // The guest logs the error it read from the body stream (its debug
+    // string): the error, without the host's backtrace, although the host
+    // runs with RUST_BACKTRACE=1.
+    let seen = p
+        .host
+        .wait_for_log("with the guest's view of the cut body", |l| {
+            l.contains("case=big-over") && l.contains("failed:")
+        });
+    assert!(seen.contains("exceeds limit"), "{seen}");
+    assert!(seen.contains("tool="), "one line, fields and all: {seen}");
+    let log = p.host.log_lines();
+    assert!(
+        !log.iter()
+            .any(|l| l.contains("Stack backtrace") || l.contains(".cargo/registry")),
+        "a host backtrace in the log:\n{}",
+        log.join("\n")
     );
     // Within the budget the same request goes through, whole.
     let bytes = MAX_RESPONSE_BYTES / 2;

@@ -70,6 +70,9 @@ fn http_request(args: HttpRequest) -> ToolResult {
                 panic!("HTTP {} {} failed: {e}", args.method, args.url)
             }
             Err(e) => {
+                // Into the host's log too: what the guest saw of the failure,
+                // host-side error texts included, is what a test can read.
+                log::warn(format!("HTTP {} {} failed: {e}", args.method, args.url));
                 return ToolResult::failure(
                     ErrorCode::ToolError,
                     format!("HTTP {} {} failed: {e}", args.method, args.url),
