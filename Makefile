@@ -179,11 +179,11 @@ clients: test-build guests
 ## The load-with-faults test at full size: 20,000 calls at 64 concurrency over
 ## HTTP, 5% to hostile tools (make test runs 4,000).
 soak: guests
-	TOOLHOST_LOAD_CALLS=20000 $(CARGO) test --release --locked --test load_faults -- --nocapture
+	TOOLHOST_LOAD_CALLS=20000 $(CARGO) test --release --locked --test integration load_faults:: -- --nocapture
 
 ## Regenerate the golden files after an intended change; review `git diff tests/golden`.
 bless:
-	TOOLHOST_BLESS=1 $(CARGO) test --release --locked --test golden_matrix
+	TOOLHOST_BLESS=1 $(CARGO) test --release --locked --test integration golden_matrix::
 
 ## Benchmarks (issue #7): criterion's in-process costs (benches/call.rs), then the
 ## process-level ones (examples/bench.rs: stdio against a bare rmcp server, HTTP

@@ -8,7 +8,7 @@
 //! `tests/sandbox.rs`; the attacks of issue #12 have files of their own
 //! (`grants.rs`, `budgets.rs`, `network.rs`).
 
-mod common;
+use crate::common;
 
 use std::io::Read as _;
 use std::net::TcpListener;

@@ -5,7 +5,7 @@
 //! descriptors, read from `/proc`, stay within stated bounds and an ordinary
 //! `add` beside the attack is answered within a second.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! with the commands `docs/writing-tools.md` shows (those of the JavaScript, Python
 //! and C sections run exactly as written there).
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Output};
 

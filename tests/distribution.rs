@@ -6,7 +6,7 @@
 //! tampered pinned copy, a moved tag before `toolhost update`, a new version that
 //! requests more than approved before `toolhost approve`.
 
-mod common;
+use crate::common;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
 //! Every example tool, called through the catalog, the runtime and the mapper.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

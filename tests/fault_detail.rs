@@ -4,7 +4,7 @@
 //! coded failure without the URL, the answer's body or a host path, but with a
 //! `callId`; the host's log has that id on the line with the full detail.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

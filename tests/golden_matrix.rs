@@ -10,7 +10,7 @@
 //! review `git diff tests/golden` before committing: the diff *is* the change in
 //! what callers see.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

@@ -3,7 +3,7 @@
 //! as load errors (at start and at hot load), limits out of range, a private data
 //! directory, and a compile cache that loads only what this host wrote.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -22,7 +22,7 @@
 //! the others: every case runs, and the test fails naming each one that failed
 //! (its panic message is above).
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::panic::AssertUnwindSafe;

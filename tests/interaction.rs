@@ -13,7 +13,7 @@
 //!   not asked: the guest gets a refusal and fails with a coded error.
 //! - A guest over `max_input_requests` ends as `resource_limit`.
 
-mod common;
+use crate::common;
 
 use common::McpSchemas;
 use common::host::{guest, root};

@@ -9,7 +9,7 @@
 //! structured data against its schema, coded errors, log and progress events, the
 //! legacy envelope parsed.
 
-mod common;
+use crate::common;
 
 use common::host::{TestHost, code, guest, lang_guest};
 use serde_json::{Value, json};

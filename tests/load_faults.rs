@@ -11,7 +11,7 @@
 //! `make test` runs 4,000 calls; `make soak` runs the 20,000
 //! (`TOOLHOST_LOAD_CALLS`).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

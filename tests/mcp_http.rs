@@ -5,7 +5,7 @@
 //! lacking them, `--allow-remote` only with tokens, sessions bound to their
 //! principal and capped, allowed `Host` names) run against the release binary.
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

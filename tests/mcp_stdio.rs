@@ -2,7 +2,7 @@
 //! revision would (no SDK offers the older ones), with every answer checked
 //! against that revision's official schema.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

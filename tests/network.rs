@@ -4,7 +4,7 @@
 //! call `permission_denied` naming the name, and a name never grants loopback
 //! (only an address rule does).
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::net::TcpListener;

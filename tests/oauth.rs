@@ -13,7 +13,7 @@
 //! the key set more than once per cooling time; static tokens beside OAuth;
 //! the audit log names the token by its `jti`, never the token.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -6,7 +6,7 @@
 //! (`prometheus_client`, in the venv `make setup` makes), its counters moved by
 //! exactly the calls made and the timeout counted under its budget.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::Write as _;

@@ -3,7 +3,7 @@
 //! Each runs in the sandbox under the plugin's budgets; privileges hide them as
 //! they hide tools; a URI belongs to one plugin.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -16,7 +16,7 @@
 //!   not touch it; after the wait the caller is served again. On stdio the same
 //!   limit is a JSON-RPC error `-32029` with the wait in its data.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -93,8 +93,10 @@ async fn the_probes_need_no_token_and_tell_nothing_else() {
 #[tokio::test(flavor = "multi_thread")]
 async fn readyz_turns_503_naming_the_store_when_postgres_stops() {
     let dir = tempfile::tempdir().unwrap();
-    let url = common::postgres::database().await;
-    let ca = common::postgres::ca_file().await;
+    // A server of its own: the test stops it.
+    let postgres = common::postgres::private("readyz").await;
+    let url = postgres.database().await;
+    let ca = postgres.ca_file();
     let store = format!(
         "[store]\nkind = \"postgres\"\nurl = \"{url}\"\nca_file = \"{}\"\n",
         ca.display()
@@ -105,7 +107,7 @@ async fn readyz_turns_503_naming_the_store_when_postgres_stops() {
     let ready = client.get(&readyz).send().await.unwrap();
     assert_eq!(ready.status(), 200);
 
-    common::postgres::stop().await;
+    postgres.stop().await;
     let response = client.get(&readyz).send().await.unwrap();
     assert_eq!(response.status(), 503);
     let body: Value = response.json().await.unwrap();

@@ -1,6 +1,6 @@
 //! The ADR's rules, each pinned by a test over every renderer, revision and mode.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! every one the test asserts the exact error code, that nothing was read, written
 //! or connected that the policy did not grant, and that the next call is served.
 
-mod common;
+use crate::common;
 
 use std::io::Read as _;
 use std::net::TcpListener;

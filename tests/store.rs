@@ -7,7 +7,7 @@
 //! (`sslmode=verify-full` with a CA the test makes); a wrong CA, a certificate
 //! for another name and a connection without TLS are refused.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};

@@ -7,7 +7,7 @@
 //! files and the signing key are created 0600, and a host refuses to start on a
 //! key others can read.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

@@ -8,7 +8,7 @@
 //! never sees another's task; and a replica runs no more tasks at once than
 //! its budget, a flood keeping its callers waiting instead.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

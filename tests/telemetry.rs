@@ -8,7 +8,7 @@
 //! a `traceparent` starts a trace of its own; the spans of the last calls
 //! leave at shutdown.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead as _, BufReader, Write as _};

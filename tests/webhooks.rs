@@ -3,7 +3,7 @@
 //! mapper as components; a bad signature, a replay, a timeout and an oversized
 //! answer each end as a coded result, and the next call is served.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

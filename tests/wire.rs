@@ -13,7 +13,7 @@
 //! of a result that has none. The test reads both from the response and renders
 //! the sample in process with the same two values; every other byte must match.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};

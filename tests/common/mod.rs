@@ -1,8 +1,6 @@
 //! What the end-to-end tests share: the official MCP schemas and a mapper with an
 //! in-memory store on the samples' fixed clock.
 
-#![allow(dead_code)]
-
 pub mod attack;
 pub mod host;
 pub mod mcp_client;

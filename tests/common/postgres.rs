@@ -1,6 +1,7 @@
 //! A real PostgreSQL server for the tests: Debian's binaries (`make setup`
-//! installs them), a private cluster per test process under
-//! `target/test-postgres/<test binary>`, on a free loopback port, with trust
+//! installs them), a cluster shared by the test process under
+//! `target/test-postgres/<test binary>` (or one of a test's own, [`private`],
+//! for a test that stops it), on a free loopback port, with trust
 //! authentication over TLS only (`hostssl` in `pg_hba.conf`: a connection
 //! without TLS is refused). The server's certificate (for `localhost` and
 //! `127.0.0.1`) is signed by a CA the test process makes ([`ca_file`]). It stops
@@ -15,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use super::host::root;
 
-/// The running server: its port and the CA that signed its certificate.
-struct Server {
+/// A running server: its port and the CA that signed its certificate.
+pub struct Server {
     port: u16,
     ca_file: PathBuf,
     /// The postmaster's process id, for [`stop`].
@@ -78,10 +79,9 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn start() -> Server {
-    let bin = bin_dir();
-    let user = run_as();
-    let name = std::env::current_exe()
+/// The name of the test binary, without cargo's hash.
+fn binary_name() -> String {
+    std::env::current_exe()
         .ok()
         .and_then(|exe| {
             let stem = exe.file_stem()?.to_string_lossy().into_owned();
@@ -90,7 +90,13 @@ fn start() -> Server {
                     .map_or(stem.clone(), |(name, _)| name.to_owned()),
             )
         })
-        .unwrap_or_else(|| "tests".into());
+        .unwrap_or_else(|| "tests".into())
+}
+
+/// Starts a server in `target/test-postgres/<name>` (emptied first).
+fn start(name: &str) -> Server {
+    let bin = bin_dir();
+    let user = run_as();
     let dir = root().join("target/test-postgres").join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -217,40 +223,78 @@ fn write_certificates(dir: &Path, ca_file: &Path, user: Option<(u32, u32)>) {
 }
 
 fn server() -> &'static Server {
-    SERVER.get_or_init(start)
+    SERVER.get_or_init(|| start(&binary_name()))
 }
 
-/// The CA (PEM) that signed the test server's certificate: `store.ca_file`.
+/// The shared server, started on first use.
+async fn shared() -> &'static Server {
+    tokio::task::spawn_blocking(server).await.unwrap()
+}
+
+/// The CA (PEM) that signed the shared server's certificate: `store.ca_file`.
 pub async fn ca_file() -> PathBuf {
-    tokio::task::spawn_blocking(|| server().ca_file.clone())
+    shared().await.ca_file.clone()
+}
+
+/// A new, empty database on the shared server: see [`Server::database`].
+pub async fn database() -> String {
+    shared().await.database().await
+}
+
+/// A server of the calling test's own, in `target/test-postgres/<name>`: for a
+/// test that stops it, while the shared one goes on serving the others.
+pub async fn private(name: &'static str) -> Server {
+    tokio::task::spawn_blocking(move || start(name))
         .await
         .unwrap()
 }
 
-/// The test server's port.
-pub async fn port() -> u16 {
-    tokio::task::spawn_blocking(|| server().port).await.unwrap()
-}
+impl Server {
+    /// The CA (PEM) that signed this server's certificate: `store.ca_file`.
+    pub fn ca_file(&self) -> &Path {
+        &self.ca_file
+    }
 
-/// Stops the test server (a fast shutdown: SIGINT) and waits until it no
-/// longer accepts connections. Every later use of it in this test process
-/// fails: only a test binary whose other tests do not use PostgreSQL may.
-pub async fn stop() {
-    tokio::task::spawn_blocking(|| {
-        let server = server();
-        // SAFETY: kill only sends a signal to the server this process started.
-        unsafe { libc::kill(server.pid as libc::pid_t, libc::SIGINT) };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(("127.0.0.1", server.port)).is_ok() {
-            assert!(
-                Instant::now() < deadline,
-                "PostgreSQL still accepts connections 30 s after SIGINT"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    })
-    .await
-    .unwrap();
+    /// Stops the server (a fast shutdown: SIGINT) and waits until it no
+    /// longer accepts connections.
+    pub async fn stop(&self) {
+        let (pid, port) = (self.pid, self.port);
+        tokio::task::spawn_blocking(move || {
+            // SAFETY: kill only sends a signal to the server this process started.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) };
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                assert!(
+                    Instant::now() < deadline,
+                    "PostgreSQL still accepts connections 30 s after SIGINT"
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        })
+        .await
+        .unwrap();
+    }
+    /// The URL of a new, empty database on this server, with
+    /// `sslmode=verify-full`: connect with [`Server::ca_file`] as `store.ca_file`.
+    pub async fn database(&self) -> String {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let port = self.port;
+        let name = format!(
+            "t{}_{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::SeqCst)
+        );
+        let admin = format!("postgres://postgres@127.0.0.1:{port}/postgres?sslmode=require");
+        let (client, connection) = tokio_postgres::connect(&admin, connector(&self.ca_file))
+            .await
+            .expect("connecting to the test server");
+        tokio::spawn(connection);
+        client
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .await
+            .expect("creating a test database");
+        format!("postgres://postgres@127.0.0.1:{port}/{name}?sslmode=verify-full")
+    }
 }
 
 /// A TLS connector trusting `ca_file` only, for the tests' own connections.
@@ -268,27 +312,4 @@ pub fn connector(ca_file: &Path) -> tokio_postgres_rustls::MakeRustlsConnect {
     .with_root_certificates(roots)
     .with_no_client_auth();
     tokio_postgres_rustls::MakeRustlsConnect::new(config)
-}
-
-/// The URL of a new, empty database on the test server (started on first use),
-/// with `sslmode=verify-full`: connect with [`ca_file`] as `store.ca_file`.
-pub async fn database() -> String {
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    let port = port().await;
-    let ca_file = ca_file().await;
-    let name = format!(
-        "t{}_{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::SeqCst)
-    );
-    let admin = format!("postgres://postgres@127.0.0.1:{port}/postgres?sslmode=require");
-    let (client, connection) = tokio_postgres::connect(&admin, connector(&ca_file))
-        .await
-        .expect("connecting to the test server");
-    tokio::spawn(connection);
-    client
-        .batch_execute(&format!("CREATE DATABASE {name}"))
-        .await
-        .expect("creating a test database");
-    format!("postgres://postgres@127.0.0.1:{port}/{name}?sslmode=verify-full")
 }
