@@ -6,7 +6,8 @@
 //! completes it; a caller that did not declare the extension waits for the
 //! result, or is refused for a tool that runs only as a task; one principal
 //! never sees another's task; and a replica runs no more tasks at once than
-//! its budget, a flood keeping its callers waiting instead.
+//! its budget, a flood keeping its callers waiting instead, and an answered
+//! task queued behind them is not taken for lost.
 
 use crate::common;
 
@@ -292,4 +293,53 @@ async fn a_flood_of_tasks_stays_within_the_running_budget() {
         let done = until(&host.url, &task, &["completed", "failed", "cancelled"]).await;
         assert_eq!(done["status"], "completed", "{done}");
     }
+}
+
+/// A task whose last answer arrives while every slot is busy waits for one,
+/// `working` the whole time (not lost, past the ten seconds after which an
+/// untouched task is), then runs to its end.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answered_task_waits_for_a_slot_without_going_stale() {
+    let dir = tempfile::tempdir().unwrap();
+    let extra = "max_running_tasks = 1";
+    let path = config(dir.path(), "queue", "kind = \"sqlite\"", extra);
+    // Runs longer than the default deadline of 10 s, the staleness limit.
+    let mut toml = std::fs::read_to_string(&path).unwrap();
+    toml.push_str("[plugin.policy]\ntimeout_ms = 30000\n");
+    std::fs::write(&path, toml).unwrap();
+    let host = Host::start(&path);
+
+    // Asking: its run ended, so it holds no slot.
+    let asking = task_id(&call(&host.url, "confirm_delete", json!({"filename": "q.txt"})).await);
+    let questions = until(&host.url, &asking, &["input_required"]).await;
+    let key = questions["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    // Its slot is given back just after its row says so.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The one slot, busy past the staleness limit.
+    let busy = task_id(
+        &call(
+            &host.url,
+            "slow_compute",
+            json!({"seconds": 13, "label": "busy"}),
+        )
+        .await,
+    );
+    let answer = json!({key: {"action": "accept", "content": {"confirm": true}}});
+    let params = json!({"taskId": asking, "inputResponses": answer});
+    let ack = request(&host.url, "secret-a", "tasks/update", params, true).await;
+    assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    let queued = get(&host.url, "secret-a", &asking).await["result"].clone();
+    assert_eq!(queued["status"], "working", "queued, not lost: {queued}");
+    let done = until(&host.url, &busy, &["completed", "failed", "cancelled"]).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let done = until(&host.url, &asking, &["completed", "failed", "cancelled"]).await;
+    assert_eq!(text(&done["result"]), "Deleted q.txt.", "{done}");
 }

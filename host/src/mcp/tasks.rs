@@ -286,27 +286,14 @@ impl Session {
         call: impl Future<Output = Called>,
         _slot: (OwnedSemaphorePermit, CallGuard),
     ) {
-        let store = &self.server.store;
         tokio::pin!(call);
         let called = loop {
             tokio::select! {
                 called = &mut call => break called,
                 () = tokio::time::sleep(CANCEL_POLL) => {
-                    match store.task(&row.id, row.principal.as_deref()).await {
-                        Ok(Some(now)) if now.status == stored(TaskStatus::Working) => {
-                            if now_ms() - now.updated_ms >= HEARTBEAT.as_millis() as i64 {
-                                // Still running: a task no replica touches goes stale.
-                                let touched = TaskRow { updated_ms: now_ms(), ..now };
-                                if let Err(error) = store.update_task(&touched).await {
-                                    tracing::warn!(task = %row.id, error.type = "store_failed", "{error}");
-                                }
-                            }
-                        }
-                        Ok(_) => {
-                            tracing::info!(task = %row.id, "the task was cancelled; its instance ends");
-                            return;
-                        }
-                        Err(error) => tracing::warn!(task = %row.id, error.type = "store_failed", "{error}"),
+                    if !self.still_working(&row).await {
+                        tracing::info!(task = %row.id, "the task was cancelled; its instance ends");
+                        return;
                     }
                 }
             }
@@ -314,6 +301,51 @@ impl Session {
         let (status, body, resume) = self.outcome(called, resume, &start).await;
         if let Err(error) = self.settle(&row, status, body, &resume).await {
             tracing::error!(task = %row.id, error.type = "store_failed", "the task's outcome was not written: {error}");
+        }
+    }
+
+    /// Whether `row`'s task is still `working` (not cancelled); a store that
+    /// cannot say counts as yes. Touches the row when [`HEARTBEAT`] has passed
+    /// since it was last touched: a task no replica touches goes stale.
+    async fn still_working(&self, row: &TaskRow) -> bool {
+        let store = &self.server.store;
+        match store.task(&row.id, row.principal.as_deref()).await {
+            Ok(Some(now)) if now.status == stored(TaskStatus::Working) => {
+                if now_ms() - now.updated_ms >= HEARTBEAT.as_millis() as i64 {
+                    let touched = TaskRow {
+                        updated_ms: now_ms(),
+                        ..now
+                    };
+                    if let Err(error) = store.update_task(&touched).await {
+                        tracing::warn!(task = %row.id, error.type = "store_failed", "{error}");
+                    }
+                }
+                true
+            }
+            Ok(_) => false,
+            Err(error) => {
+                tracing::warn!(task = %row.id, error.type = "store_failed", "{error}");
+                true
+            }
+        }
+    }
+
+    /// A slot to run `row`'s task in. While every slot is busy the task is
+    /// queued, not lost: its row is kept fresh meanwhile. `None` when the
+    /// task is cancelled while it waits.
+    async fn queued_slot(&self, row: &TaskRow) -> Option<OwnedSemaphorePermit> {
+        let acquire = self.server.running.slots.clone().acquire_owned();
+        tokio::pin!(acquire);
+        loop {
+            tokio::select! {
+                slot = &mut acquire => return slot.ok(),
+                () = tokio::time::sleep(CANCEL_POLL) => {
+                    if !self.still_working(row).await {
+                        tracing::info!(task = %row.id, "the task was cancelled while it waited for a slot");
+                        return None;
+                    }
+                }
+            }
         }
     }
 
@@ -591,9 +623,8 @@ impl Session {
     fn resume(&self, row: TaskRow, resume: Resume, caller: Caller, request_id: String) {
         let session = self.clone();
         tokio::spawn(async move {
-            let slot = match session.server.running.slots.clone().acquire_owned().await {
-                Ok(slot) => slot,
-                Err(_) => return,
+            let Some(slot) = session.queued_slot(&row).await else {
+                return;
             };
             let Some(in_flight) = session.server.drain.admit() else {
                 tracing::info!(task = %row.id, "shutting down: the answered task stays as it is");
