@@ -20,7 +20,7 @@ use super::host::root;
 pub struct Server {
     port: u16,
     ca_file: PathBuf,
-    /// The postmaster's process id, for [`stop`].
+    /// The postmaster's process id, for [`Server::stop`].
     pid: u32,
 }
 
@@ -274,6 +274,7 @@ impl Server {
         .await
         .unwrap();
     }
+
     /// The URL of a new, empty database on this server, with
     /// `sslmode=verify-full`: connect with [`Server::ca_file`] as `store.ca_file`.
     pub async fn database(&self) -> String {

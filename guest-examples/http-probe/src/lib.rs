@@ -70,15 +70,13 @@ fn http_request(args: HttpRequest) -> ToolResult {
                 panic!("HTTP {} {} failed: {e}", args.method, args.url)
             }
             Err(e) => {
+                let failed = format!("HTTP {} {} failed: {e}", args.method, args.url);
                 // Into the host's log too: what the guest saw of the failure,
                 // host-side error texts included, is what a test can read.
-                log::warn(format!("HTTP {} {} failed: {e}", args.method, args.url));
-                return ToolResult::failure(
-                    ErrorCode::ToolError,
-                    format!("HTTP {} {} failed: {e}", args.method, args.url),
-                )
-                .details(json!({"code": e.code(), "sent": sent}))
-                .build();
+                log::warn(&failed);
+                return ToolResult::failure(ErrorCode::ToolError, failed)
+                    .details(json!({"code": e.code(), "sent": sent}))
+                    .build();
             }
         }
     }

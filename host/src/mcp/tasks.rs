@@ -286,17 +286,9 @@ impl Session {
         call: impl Future<Output = Called>,
         _slot: (OwnedSemaphorePermit, CallGuard),
     ) {
-        tokio::pin!(call);
-        let called = loop {
-            tokio::select! {
-                called = &mut call => break called,
-                () = tokio::time::sleep(CANCEL_POLL) => {
-                    if !self.still_working(&row).await {
-                        tracing::info!(task = %row.id, "the task was cancelled; its instance ends");
-                        return;
-                    }
-                }
-            }
+        let Some(called) = self.while_working(&row, call).await else {
+            tracing::info!(task = %row.id, "the task was cancelled; its instance ends");
+            return;
         };
         let (status, body, resume) = self.outcome(called, resume, &start).await;
         if let Err(error) = self.settle(&row, status, body, &resume).await {
@@ -330,18 +322,16 @@ impl Session {
         }
     }
 
-    /// A slot to run `row`'s task in. While every slot is busy the task is
-    /// queued, not lost: its row is kept fresh meanwhile. `None` when the
-    /// task is cancelled while it waits.
-    async fn queued_slot(&self, row: &TaskRow) -> Option<OwnedSemaphorePermit> {
-        let acquire = self.server.running.slots.clone().acquire_owned();
-        tokio::pin!(acquire);
+    /// What `work` comes to, looking at `row` every [`CANCEL_POLL`] meanwhile
+    /// ([`Session::still_working`], which keeps it fresh); `None`, with `work`
+    /// dropped, once the task is no longer `working`.
+    async fn while_working<T>(&self, row: &TaskRow, work: impl Future<Output = T>) -> Option<T> {
+        tokio::pin!(work);
         loop {
             tokio::select! {
-                slot = &mut acquire => return slot.ok(),
+                done = &mut work => return Some(done),
                 () = tokio::time::sleep(CANCEL_POLL) => {
                     if !self.still_working(row).await {
-                        tracing::info!(task = %row.id, "the task was cancelled while it waited for a slot");
                         return None;
                     }
                 }
@@ -623,8 +613,15 @@ impl Session {
     fn resume(&self, row: TaskRow, resume: Resume, caller: Caller, request_id: String) {
         let session = self.clone();
         tokio::spawn(async move {
-            let Some(slot) = session.queued_slot(&row).await else {
-                return;
+            // While every slot is busy the task is queued, not lost.
+            let acquire = session.server.running.slots.clone().acquire_owned();
+            let slot = match session.while_working(&row, acquire).await {
+                Some(Ok(slot)) => slot,
+                Some(Err(_)) => return,
+                None => {
+                    tracing::info!(task = %row.id, "the task was cancelled while it waited for a slot");
+                    return;
+                }
             };
             let Some(in_flight) = session.server.drain.admit() else {
                 tracing::info!(task = %row.id, "shutting down: the answered task stays as it is");
