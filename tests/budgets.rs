@@ -49,6 +49,25 @@ impl Setup {
     fn start(&self) -> Host {
         Host::start(&self.path("toolhost.toml"))
     }
+
+    /// Adds the component `file` as the plugin `name` and lists the tools:
+    /// the host must refuse to load. Its stderr, which says why.
+    fn refused_at_load(&self, name: &str, file: &Path) -> String {
+        let config = std::fs::read_to_string(self.path("toolhost.toml")).unwrap()
+            + &format!(
+                "\n[[plugin]]\nname = \"{name}\"\npath = \"{}\"\n",
+                file.display()
+            );
+        std::fs::write(self.path("toolhost.toml"), config).unwrap();
+        let output = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .args(["tools", "--config"])
+            .arg(self.path("toolhost.toml"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(!output.status.success(), "{name} loaded: {stderr}");
+        stderr
+    }
 }
 
 /// The `budget` key anywhere in a failed call's envelope (its error details).
@@ -609,21 +628,39 @@ fn a_component_holding_more_than_memory_mib_at_instantiation_does_not_load() {
     let setup = Setup::new("", "");
     let hogged = setup.path("hogged.wasm");
     std::fs::write(&hogged, with_memory_hogs(&guest("hostile_budget"), 7, 60)).unwrap();
-    let config = std::fs::read_to_string(setup.path("toolhost.toml")).unwrap()
-        + &format!(
-            "\n[[plugin]]\nname = \"hog\"\npath = \"{}\"\n",
-            hogged.display()
-        );
-    std::fs::write(setup.path("toolhost.toml"), config).unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args(["tools", "--config"])
-        .arg(setup.path("toolhost.toml"))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!output.status.success(), "it loaded: {stderr}");
+    let stderr = setup.refused_at_load("hog", &hogged);
     assert!(
         stderr.contains("memory_mib") && stderr.contains("hogged.wasm"),
         "{stderr}"
     );
+}
+
+/// The engine is built without the WebAssembly proposals no toolhost guest
+/// uses (threads' shared memory, GC types, stack switching): a component that
+/// uses one is refused when it loads, naming the file and the proposal, and
+/// the host never runs a line of it.
+#[test]
+fn a_component_using_a_proposal_the_engine_is_built_without_does_not_load() {
+    let cases = [
+        ("threads", "(memory 1 1 shared)", "threads must be enabled"),
+        ("gc", "(type (struct (field i32)))", "gc types are disabled"),
+        (
+            "stack_switching",
+            "(type $f (func)) (type (cont $f))",
+            "stack switching is disabled",
+        ),
+    ];
+    for (name, module, named) in cases {
+        let setup = Setup::new("", "");
+        let file = setup.path(&format!("{name}.wasm"));
+        let component = wat::parse_str(format!("(component (core module {module}))"))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        std::fs::write(&file, component).unwrap();
+        let stderr = setup.refused_at_load(name, &file);
+        assert!(
+            stderr.contains(&format!("{name}.wasm is not a valid WebAssembly component"))
+                && stderr.contains(named),
+            "{name}: {stderr}"
+        );
+    }
 }
