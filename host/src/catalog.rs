@@ -565,18 +565,23 @@ impl Catalog {
         }
         let empty = json!({});
         let arguments = arguments.unwrap_or(&empty);
-        let errors: Vec<Value> = tool
-            .input
-            .iter_errors(arguments)
-            .map(|e| json!({ "path": e.instance_path().to_string(), "message": e.to_string() }))
-            .collect();
-        if !errors.is_empty() {
+        // `is_valid` stops at the first violation and builds no error: the
+        // common case costs the least; the errors are collected only to report.
+        if !tool.input.is_valid(arguments) {
+            let errors: Vec<Value> = tool
+                .input
+                .iter_errors(arguments)
+                .map(|e| json!({ "path": e.instance_path().to_string(), "message": e.to_string() }))
+                .collect();
             return Called::Finished(ToolResult::failure_with(
                 ErrorCode::InvalidArguments,
                 format!(
                     "The arguments do not match the input schema of {}: {}",
                     tool.name,
-                    errors[0]["message"].as_str().unwrap_or_default()
+                    errors
+                        .first()
+                        .and_then(|e| e["message"].as_str())
+                        .unwrap_or_default()
                 ),
                 json!({ "errors": errors }),
             ));
@@ -605,17 +610,21 @@ impl Catalog {
     }
 }
 
-/// 64 random bits in hex: the id of one call in the host's log.
+/// 64 bits in hex: the id of one call in the host's log.
+///
+/// A counter passed through SipHash under a key drawn from the system's
+/// randomness once per process ([`std::hash::RandomState`]): ids do not repeat
+/// within a process, cannot be guessed from one another, and differ between
+/// processes (replicas, restarts), without a system call per call.
 pub fn new_call_id() -> String {
-    let mut bytes = [0u8; 8];
-    if getrandom::fill(&mut bytes).is_err() {
-        // No randomness: an id unique in this process still links log and result.
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        bytes = NEXT
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-            .to_be_bytes();
-    }
-    hex::encode(bytes)
+    use std::hash::{BuildHasher as _, Hasher as _};
+    use std::sync::LazyLock;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static KEY: LazyLock<std::hash::RandomState> = LazyLock::new(std::hash::RandomState::new);
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let mut hasher = KEY.build_hasher();
+    hasher.write_u64(NEXT.fetch_add(1, Ordering::Relaxed));
+    format!("{:016x}", hasher.finish())
 }
 
 /// A success of a tool with an output schema must carry data that matches it.
@@ -624,6 +633,7 @@ fn check_output(tool: &Tool, result: ToolResult) -> ToolResult {
         return result;
     };
     let violations: Vec<Value> = match result.data() {
+        Some(data) if validator.is_valid(data) => return result,
         Some(data) => validator
             .iter_errors(data)
             .map(|e| json!({ "path": e.instance_path().to_string(), "message": e.to_string() }))
@@ -724,4 +734,22 @@ fn checked_tool(
         input,
         output,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::new_call_id;
+
+    #[test]
+    fn call_ids_are_sixteen_hex_digits_and_do_not_repeat() {
+        let ids: std::collections::HashSet<String> = (0..10_000).map(|_| new_call_id()).collect();
+        assert_eq!(ids.len(), 10_000);
+        for id in &ids {
+            assert_eq!(id.len(), 16, "{id}");
+            assert!(id.bytes().all(|b| b.is_ascii_hexdigit()), "{id}");
+        }
+        // Not a bare counter: consecutive ids share no long prefix.
+        let (a, b) = (new_call_id(), new_call_id());
+        assert_ne!(a[..8], b[..8], "{a} {b}");
+    }
 }

@@ -17,7 +17,7 @@ pub const PREFIX: &str = "dev.toolhost/";
 
 /// `dev.toolhost/<name>`.
 pub fn key(name: &str) -> String {
-    format!("{PREFIX}{name}")
+    [PREFIX, name].concat()
 }
 
 /// Every metadata field of `result` as a map, in a fixed order: the host's
