@@ -565,23 +565,14 @@ impl Catalog {
         }
         let empty = json!({});
         let arguments = arguments.unwrap_or(&empty);
-        // `is_valid` stops at the first violation and builds no error: the
-        // common case costs the least; the errors are collected only to report.
-        if !tool.input.is_valid(arguments) {
-            let errors: Vec<Value> = tool
-                .input
-                .iter_errors(arguments)
-                .map(|e| json!({ "path": e.instance_path().to_string(), "message": e.to_string() }))
-                .collect();
+        let errors = schema_violations(&tool.input, arguments);
+        if !errors.is_empty() {
             return Called::Finished(ToolResult::failure_with(
                 ErrorCode::InvalidArguments,
                 format!(
                     "The arguments do not match the input schema of {}: {}",
                     tool.name,
-                    errors
-                        .first()
-                        .and_then(|e| e["message"].as_str())
-                        .unwrap_or_default()
+                    errors[0]["message"].as_str().unwrap_or_default()
                 ),
                 json!({ "errors": errors }),
             ));
@@ -627,17 +618,26 @@ pub fn new_call_id() -> String {
     format!("{:016x}", hasher.finish())
 }
 
+/// Where `instance` breaks `validator`'s schema, each as `{"path", "message"}`;
+/// empty when it matches. `is_valid` comes first: it stops at the first
+/// violation and builds no error, so the common case costs the least.
+fn schema_violations(validator: &jsonschema::Validator, instance: &Value) -> Vec<Value> {
+    if validator.is_valid(instance) {
+        return Vec::new();
+    }
+    validator
+        .iter_errors(instance)
+        .map(|e| json!({ "path": e.instance_path().to_string(), "message": e.to_string() }))
+        .collect()
+}
+
 /// A success of a tool with an output schema must carry data that matches it.
 fn check_output(tool: &Tool, result: ToolResult) -> ToolResult {
     let (Some(validator), false) = (&tool.output, result.is_failure()) else {
         return result;
     };
-    let violations: Vec<Value> = match result.data() {
-        Some(data) if validator.is_valid(data) => return result,
-        Some(data) => validator
-            .iter_errors(data)
-            .map(|e| json!({ "path": e.instance_path().to_string(), "message": e.to_string() }))
-            .collect(),
+    let violations = match result.data() {
+        Some(data) => schema_violations(validator, data),
         None => vec![json!({ "path": "", "message": "the tool returned no data" })],
     };
     if violations.is_empty() {
