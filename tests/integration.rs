@@ -33,6 +33,7 @@ mod sandbox;
 mod store;
 mod store_processes;
 mod tasks;
+mod tasks_handshake;
 mod telemetry;
 mod webhooks;
 mod wire;

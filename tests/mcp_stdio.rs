@@ -6,32 +6,11 @@ use crate::common;
 
 use std::time::Duration;
 
-use common::McpSchemas;
 use common::host::{guest, root};
 use common::stdio::Client;
+use common::{McpSchemas, error_code};
 use serde_json::{Value, json};
 use toolhost::render::Revision;
-
-fn result<'a>(
-    schemas: &McpSchemas,
-    revision: Revision,
-    definition: &str,
-    response: &'a Value,
-) -> &'a Value {
-    let result = response
-        .get("result")
-        .unwrap_or_else(|| panic!("{revision}: expected a result, got {response}"));
-    if let Err(errors) = schemas.check(revision, definition, result) {
-        panic!("{revision} {definition}: {errors}\n{result:#}");
-    }
-    result
-}
-
-fn error_code(response: &Value) -> i64 {
-    response["error"]["code"]
-        .as_i64()
-        .unwrap_or_else(|| panic!("expected an error, got {response}"))
-}
 
 /// The URI of the stored-result link in a call result, as a link block or, before
 /// 2025-06-18, inside the text pointer.
@@ -58,12 +37,12 @@ fn every_handshake_revision_lists_calls_and_reads_within_its_schema() {
         let mut client = Client::start();
         let init = client.initialize(revision);
         assert_eq!(
-            result(&schemas, revision, "InitializeResult", &init)["protocolVersion"],
+            schemas.result(revision, "InitializeResult", &init)["protocolVersion"],
             revision.as_str()
         );
 
         let (_, listed) = client.request("tools/list", json!({}));
-        let tools = result(&schemas, revision, "ListToolsResult", &listed)["tools"]
+        let tools = schemas.result(revision, "ListToolsResult", &listed)["tools"]
             .as_array()
             .unwrap()
             .clone();
@@ -98,7 +77,7 @@ fn every_handshake_revision_lists_calls_and_reads_within_its_schema() {
         ] {
             let (_, called) =
                 client.request("tools/call", json!({"name": tool, "arguments": arguments}));
-            let called = result(&schemas, revision, "CallToolResult", &called);
+            let called = schemas.result(revision, "CallToolResult", &called);
             assert_eq!(
                 called.get("isError").is_some(),
                 tool == "fail",
@@ -119,7 +98,7 @@ fn every_handshake_revision_lists_calls_and_reads_within_its_schema() {
             "tools/call",
             json!({"name": "test_tool_with_progress", "arguments": {}, "_meta": {"progressToken": "p-1"}}),
         );
-        result(&schemas, revision, "CallToolResult", &called);
+        schemas.result(revision, "CallToolResult", &called);
         let progress: Vec<f64> = notifications
             .iter()
             .filter(|n| n["method"] == "notifications/progress")
@@ -152,10 +131,10 @@ fn every_handshake_revision_lists_calls_and_reads_within_its_schema() {
             "tools/call",
             json!({"name": "bulk", "arguments": {"count": 5000}}),
         );
-        let bulk = result(&schemas, revision, "CallToolResult", &bulk).clone();
+        let bulk = schemas.result(revision, "CallToolResult", &bulk).clone();
         let uri = stored_uri(&bulk);
         let (_, read) = client.request("resources/read", json!({"uri": uri}));
-        let read = result(&schemas, revision, "ReadResourceResult", &read);
+        let read = schemas.result(revision, "ReadResourceResult", &read);
         let data: Value =
             serde_json::from_str(read["contents"][0]["text"].as_str().unwrap()).unwrap();
         assert_eq!(data["items"].as_array().unwrap().len(), 5000);
@@ -224,7 +203,7 @@ fn prompts_are_listed_and_filled_in_every_revision_within_its_schema() {
             next_meta = Some(modern_meta());
         } else {
             let init = client.initialize(revision);
-            let init = result(&schemas, revision, "InitializeResult", &init);
+            let init = schemas.result(revision, "InitializeResult", &init);
             assert!(
                 init["capabilities"]["prompts"].is_object(),
                 "{revision}: {init}"
@@ -232,7 +211,7 @@ fn prompts_are_listed_and_filled_in_every_revision_within_its_schema() {
         }
         let meta = next_meta.clone();
         let (_, listed) = client.request("prompts/list", with_meta(json!({}), &meta));
-        let listed = result(&schemas, revision, "ListPromptsResult", &listed);
+        let listed = schemas.result(revision, "ListPromptsResult", &listed);
         let names: Vec<&str> = listed["prompts"]
             .as_array()
             .unwrap()
@@ -262,7 +241,7 @@ fn prompts_are_listed_and_filled_in_every_revision_within_its_schema() {
             got
         };
         let simple = get("test_simple_prompt", json!({}));
-        let simple = result(&schemas, revision, "GetPromptResult", &simple);
+        let simple = schemas.result(revision, "GetPromptResult", &simple);
         assert_eq!(
             simple["messages"],
             json!([{"role": "user", "content": {"type": "text", "text": "This is a simple prompt for testing."}}]),
@@ -278,7 +257,7 @@ fn prompts_are_listed_and_filled_in_every_revision_within_its_schema() {
             "test_prompt_with_arguments",
             json!({"arg1": "hello", "arg2": "world"}),
         );
-        let filled = result(&schemas, revision, "GetPromptResult", &filled);
+        let filled = schemas.result(revision, "GetPromptResult", &filled);
         assert_eq!(
             filled["messages"][0]["content"]["text"],
             "Prompt with arguments: arg1='hello', arg2='world'"
@@ -288,7 +267,7 @@ fn prompts_are_listed_and_filled_in_every_revision_within_its_schema() {
             "test_prompt_with_embedded_resource",
             json!({"resourceUri": "test://example"}),
         );
-        let embedded = result(&schemas, revision, "GetPromptResult", &embedded);
+        let embedded = schemas.result(revision, "GetPromptResult", &embedded);
         assert_eq!(embedded["messages"][0]["content"]["type"], "resource");
         assert_eq!(
             embedded["messages"][0]["content"]["resource"]["uri"],
@@ -300,7 +279,7 @@ fn prompts_are_listed_and_filled_in_every_revision_within_its_schema() {
         );
 
         let image = get("test_prompt_with_image", json!({}));
-        let image = result(&schemas, revision, "GetPromptResult", &image);
+        let image = schemas.result(revision, "GetPromptResult", &image);
         assert_eq!(image["messages"][0]["content"]["type"], "image");
         assert_eq!(image["messages"][0]["content"]["mimeType"], "image/png");
 
@@ -362,7 +341,7 @@ fn resources_and_completions_of_plugins_in_every_revision_within_their_schema() 
             client.request(method, params).1
         };
         let listed = ask("resources/list", json!({}));
-        let listed = result(&schemas, revision, "ListResourcesResult", &listed);
+        let listed = schemas.result(revision, "ListResourcesResult", &listed);
         let uris: Vec<&str> = listed["resources"]
             .as_array()
             .unwrap()
@@ -388,12 +367,7 @@ fn resources_and_completions_of_plugins_in_every_revision_within_their_schema() 
         );
 
         let templates = ask("resources/templates/list", json!({}));
-        let templates = result(
-            &schemas,
-            revision,
-            "ListResourceTemplatesResult",
-            &templates,
-        );
+        let templates = schemas.result(revision, "ListResourceTemplatesResult", &templates);
         assert_eq!(
             templates["resourceTemplates"][0]["uriTemplate"],
             "test://template/{id}/data"
@@ -404,7 +378,7 @@ fn resources_and_completions_of_plugins_in_every_revision_within_their_schema() 
         );
 
         let read = ask("resources/read", json!({"uri": "notes://note/sandbox"}));
-        let read = result(&schemas, revision, "ReadResourceResult", &read);
+        let read = schemas.result(revision, "ReadResourceResult", &read);
         assert_eq!(read["contents"][0]["mimeType"], "text/markdown");
         assert!(
             read["contents"][0]["text"]
@@ -413,7 +387,7 @@ fn resources_and_completions_of_plugins_in_every_revision_within_their_schema() 
                 .starts_with("# The sandbox")
         );
         let blob = ask("resources/read", json!({"uri": "test://static-binary"}));
-        let blob = result(&schemas, revision, "ReadResourceResult", &blob);
+        let blob = schemas.result(revision, "ReadResourceResult", &blob);
         assert!(blob["contents"][0]["blob"].is_string(), "{blob}");
         let missing = ask("resources/read", json!({"uri": "notes://note/nothing"}));
         let code = error_code(&missing);
@@ -424,7 +398,7 @@ fn resources_and_completions_of_plugins_in_every_revision_within_their_schema() 
             "tools/call",
             json!({"name": "find_notes", "arguments": {"word": "host"}}),
         );
-        let found = result(&schemas, revision, "CallToolResult", &found);
+        let found = schemas.result(revision, "CallToolResult", &found);
         assert!(
             found["content"]
                 .to_string()
@@ -437,7 +411,7 @@ fn resources_and_completions_of_plugins_in_every_revision_within_their_schema() 
                 "completion/complete",
                 json!({"ref": {"type": "ref/resource", "uri": "notes://note/{slug}"}, "argument": {"name": "slug", "value": "re"}}),
             );
-            let completed = result(&schemas, revision, "CompleteResult", &completed);
+            let completed = schemas.result(revision, "CompleteResult", &completed);
             assert_eq!(
                 completed["completion"]["values"],
                 json!(["results"]),
@@ -448,7 +422,7 @@ fn resources_and_completions_of_plugins_in_every_revision_within_their_schema() 
                 json!({"ref": {"type": "ref/prompt", "name": "summarize_note"}, "argument": {"name": "slug", "value": "s"}}),
             );
             assert_eq!(
-                result(&schemas, revision, "CompleteResult", &prompt)["completion"]["values"],
+                schemas.result(revision, "CompleteResult", &prompt)["completion"]["values"],
                 json!(["sandbox"])
             );
         }
@@ -458,14 +432,14 @@ fn resources_and_completions_of_plugins_in_every_revision_within_their_schema() 
                 "resources/subscribe",
                 json!({"uri": "test://watched-resource"}),
             );
-            result(&schemas, revision, "EmptyResult", &subscribed);
+            schemas.result(revision, "EmptyResult", &subscribed);
             let unknown = ask("resources/subscribe", json!({"uri": "test://nothing"}));
             assert!(unknown.get("error").is_some(), "{unknown}");
             let unsubscribed = ask(
                 "resources/unsubscribe",
                 json!({"uri": "test://watched-resource"}),
             );
-            result(&schemas, revision, "EmptyResult", &unsubscribed);
+            schemas.result(revision, "EmptyResult", &unsubscribed);
         } else {
             let removed = ask(
                 "resources/subscribe",
@@ -489,7 +463,7 @@ fn the_stateless_revision_needs_no_handshake() {
     let revision = Revision::V2026_07_28;
     let mut client = Client::start();
     let (_, discovered) = client.request("server/discover", json!({"_meta": modern_meta()}));
-    let discovered = result(&schemas, revision, "DiscoverResult", &discovered);
+    let discovered = schemas.result(revision, "DiscoverResult", &discovered);
     assert!(
         discovered["supportedVersions"]
             .as_array()
@@ -498,7 +472,7 @@ fn the_stateless_revision_needs_no_handshake() {
     );
 
     let (_, listed) = client.request("tools/list", json!({"_meta": modern_meta()}));
-    let tools = result(&schemas, revision, "ListToolsResult", &listed)["tools"]
+    let tools = schemas.result(revision, "ListToolsResult", &listed)["tools"]
         .as_array()
         .unwrap()
         .clone();
@@ -512,7 +486,7 @@ fn the_stateless_revision_needs_no_handshake() {
         "tools/call",
         json!({"name": "range", "arguments": {"start": 0, "end": 3}, "_meta": modern_meta()}),
     );
-    let called = result(&schemas, revision, "CallToolResult", &called);
+    let called = schemas.result(revision, "CallToolResult", &called);
     assert_eq!(called["structuredContent"], json!([0, 1, 2]));
     assert_eq!(called["resultType"], "complete");
     assert_eq!(

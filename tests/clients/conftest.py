@@ -163,3 +163,20 @@ def notes_config(tmp_path_factory) -> Path:
     """A configuration with the `notes` example alone: a plugin with a prompt,
     resources, completions and a tool that asks the user."""
     return config_of(tmp_path_factory.mktemp("notes"), NOTES)
+
+
+CONFORMANCE = REPO / "guest-examples" / "target" / "wasm32-wasip2" / "release" / "conformance.wasm"
+
+
+@pytest.fixture(scope="session")
+def conformance_config(tmp_path_factory) -> Path:
+    """The conformance guest alone, whose task fixtures the tasks tests call."""
+    return config_of(tmp_path_factory.mktemp("conformance"), CONFORMANCE)
+
+
+@pytest.fixture(scope="session")
+def conformance_url(conformance_config, tmp_path_factory):
+    """The conformance guest over HTTP for the whole session."""
+    log_path = tmp_path_factory.mktemp("conformance-http") / "server.log"
+    with serving(log_path, lambda _port: conformance_config) as url:
+        yield url

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Real MCP clients against toolhost: the official Python SDK (PyPI `mcp` 2.x, over
-# stdio and Streamable HTTP, legacy and 2026-07-28 modes) and the MCP Inspector CLI
-# (npm `@modelcontextprotocol/inspector`, stdio, both eras).
+# stdio and Streamable HTTP, legacy and 2026-07-28 modes), the MCP Inspector CLI
+# (npm `@modelcontextprotocol/inspector`, stdio, both eras) and, for 2025-11-25's
+# tasks, the TypeScript SDK 1.x client (npm `@modelcontextprotocol/sdk`).
 #
 # Needs the release host and the example tools built first:
 #   cargo build --release && make guests
@@ -34,4 +35,4 @@ if [ ! -x "$dir/node_modules/.bin/mcp-inspector" ] || [ "$(cat "$dir/node_module
   echo "$want" >"$dir/node_modules/.lock.sha256"
 fi
 
-exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$dir/test_python_client.py" "$dir/test_python_offers.py" "$dir/test_python_tasks.py" "$dir/test_oauth.py" "$dir/test_inspector_cli.py" "$@"
+exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$dir/test_python_client.py" "$dir/test_python_offers.py" "$dir/test_python_tasks.py" "$dir/test_typescript_tasks.py" "$dir/test_oauth.py" "$dir/test_inspector_cli.py" "$@"

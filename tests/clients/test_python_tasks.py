@@ -7,8 +7,10 @@ extension through the SDK's own extension interface (SEP-2133): a
 `ClientExtension` claims the `resultType: "task"` result and resolves it by
 polling `tasks/get` through the SDK's session until the task ends, so
 `Client.call_tool` gives back the tool's result as for any call. In
-`mode="legacy"` (2025-11-25) the client speaks no tasks: the same call answers
-while it waits, and a tool that runs only as a task is refused with `-32021`.
+`mode="legacy"` (2025-11-25) this SDK speaks no tasks (2.x dropped that
+revision's `tasks/*`; test_typescript_tasks.py drives them with the
+TypeScript SDK 1.x): the same call answers while it waits, and a tool that runs
+only as a task is refused with `-32601`, as 2025-11-25 says.
 Every test runs over stdio and Streamable HTTP. The SDK parses each result into
 the revision's types (the task's inlined result into `CallToolResult`), so each
 answer below is also that check.
@@ -22,14 +24,13 @@ from typing import Any, Literal
 import anyio
 import mcp_types as types
 import pytest
-from conftest import MODERN, REPO, config_of, connector, serving
+from conftest import MODERN, connector
 from mcp import MCPError
 from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 
 pytestmark = pytest.mark.anyio
 
 TASKS = "io.modelcontextprotocol/tasks"
-CONFORMANCE = REPO / "guest-examples" / "target" / "wasm32-wasip2" / "release" / "conformance.wasm"
 
 
 class CreatedTask(types.Result):
@@ -91,21 +92,9 @@ class Tasks(ClientExtension):
         return state.result
 
 
-@pytest.fixture(scope="module")
-def tasks_config(tmp_path_factory) -> Path:
-    return config_of(tmp_path_factory.mktemp("tasks"), CONFORMANCE)
-
-
-@pytest.fixture(scope="module")
-def tasks_url(tasks_config, tmp_path_factory):
-    log_path = tmp_path_factory.mktemp("tasks-http") / "server.log"
-    with serving(log_path, lambda _port: tasks_config) as url:
-        yield url
-
-
 @pytest.fixture
-def connect(transport: str, mode: str, tasks_config: Path, request):
-    return connector(transport, mode, tasks_config, lambda: request.getfixturevalue("tasks_url"))
+def connect(transport: str, mode: str, conformance_config: Path, request):
+    return connector(transport, mode, conformance_config, lambda: request.getfixturevalue("conformance_url"))
 
 
 async def test_a_long_call_is_polled_to_completion_as_a_task(connect, mode):
@@ -134,6 +123,8 @@ async def test_a_tool_that_runs_only_as_a_task(connect, mode):
             assert result.is_error is True
             assert len(tasks.created) == 1
         else:
+            # It negotiates 2025-11-25, whose task-only tools refuse a call
+            # that is not a task as a method that does not exist.
             with pytest.raises(MCPError) as refused:
                 await client.call_tool("failing_job", {})
-            assert refused.value.code == -32021
+            assert refused.value.code == -32601

@@ -101,7 +101,32 @@ impl McpSchemas {
         }
     }
 
+    /// The `result` of the JSON-RPC `response`, valid as the definition
+    /// `definition` of `revision`'s schema; a panic naming what is wrong
+    /// otherwise.
+    pub fn result<'a>(
+        &self,
+        revision: Revision,
+        definition: &str,
+        response: &'a Value,
+    ) -> &'a Value {
+        let result = response
+            .get("result")
+            .unwrap_or_else(|| panic!("{revision}: expected a result, got {response}"));
+        if let Err(errors) = self.check(revision, definition, result) {
+            panic!("{revision} {definition}: {errors}\n{result:#}");
+        }
+        result
+    }
+
     pub fn check_call_tool_result(&self, revision: Revision, value: &Value) -> Result<(), String> {
         self.check(revision, "CallToolResult", value)
     }
+}
+
+/// The code of the JSON-RPC error `response`; a panic for anything else.
+pub fn error_code(response: &Value) -> i64 {
+    response["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("expected an error, got {response}"))
 }

@@ -20,6 +20,7 @@ use super::call_stream::{self, CallOutlet};
 use super::limits::{self, RATE_LIMITED, Refusal};
 use super::oauth::Rejection;
 use super::sessions::SESSION_HEADER;
+use super::tasks::edge::{self, Augmented};
 use super::token_guard::{Scoped, refuse_token};
 use crate::catalog::Caller;
 
@@ -149,12 +150,21 @@ pub(super) async fn calls(State(calls): State<Calls>, request: Request, next: Ne
             .into_response();
     };
     let called = tools_calls(&bytes);
+    // A 2025-11-25 call's `task`, which rmcp does not parse (see
+    // `tasks::edge`); that revision has no batches.
+    let mentions_task = memchr::memmem::find(&bytes, b"\"task\"").is_some();
+    let augmented = (!called.is_empty() && mentions_task && !is_batch(&bytes))
+        .then(|| edge::augmented_call(&bytes))
+        .flatten();
     // One call in a handshake-era session: what it sends before its result
     // goes on its own response stream (see `call_stream`).
     let outlet =
         (called.len() == 1 && parts.headers.contains_key(SESSION_HEADER) && !is_batch(&bytes))
             .then(CallOutlet::open);
     let mut request = Request::from_parts(parts, Body::from(bytes));
+    if let Some(augmented) = augmented {
+        request.extensions_mut().insert(Augmented(vec![augmented]));
+    }
     if called.is_empty() {
         return next.run(request).await;
     }

@@ -33,6 +33,7 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
+use super::tasks::{self, edge::TaskAsked};
 use super::tools_call::Facts;
 use super::trace::{self, HttpSpan, RequestTrace};
 use super::{Listener, Server};
@@ -206,6 +207,29 @@ fn request_trace(
     trace::request_span(method, target, request_id, &context.meta, http)
 }
 
+impl Session {
+    /// `tools/call`, traced and observed; `asked` is the `task` of a
+    /// 2025-11-25 call that asks to run as one.
+    pub(super) async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+        asked: Option<TaskAsked>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let started = Instant::now();
+        let name = request.name.to_string();
+        let request_id = context.id.to_string();
+        let mut facts = Facts::new();
+        let trace = request_trace("tools/call", Some(&name), &request_id, &context);
+        let answer = self
+            .serve_call(request, &context, (&name, asked), &request_id, &mut facts)
+            .instrument(trace.span.clone())
+            .await;
+        self.observe(&context, &name, &request_id, started, facts, &trace);
+        answer
+    }
+}
+
 impl ServerHandler for Session {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
@@ -322,17 +346,7 @@ impl ServerHandler for Session {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let started = Instant::now();
-        let name = request.name.to_string();
-        let request_id = context.id.to_string();
-        let mut facts = Facts::new();
-        let trace = request_trace("tools/call", Some(&name), &request_id, &context);
-        let answer = self
-            .serve_call(request, &context, &name, &request_id, &mut facts)
-            .instrument(trace.span.clone())
-            .await;
-        self.observe(&context, &name, &request_id, started, facts, &trace);
-        answer
+        self.call(request, context, None).await
     }
 
     async fn list_prompts(
@@ -485,7 +499,7 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let caller = self.caller(&context)?;
-        self.cancel(&request.task_id, &caller).await
+        self.cancel(&request.task_id, &caller).await.map(|_| ())
     }
 
     async fn on_custom_request(
@@ -493,6 +507,11 @@ impl ServerHandler for Session {
         request: CustomRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
+        if tasks::edge::applies_to(revision(&context))
+            && let Some(answer) = self.handshake_task_request(&request, context.clone()).await
+        {
+            return answer;
+        }
         // The handshake methods do not exist on 2026-07-28.
         const HANDSHAKE_ONLY: [&str; 5] = [
             "initialize",

@@ -47,6 +47,8 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+
+use super::tasks::edge::EdgeSessions;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
@@ -136,8 +138,10 @@ fn router(
     let served = server.clone();
     let oauth = guard_state.access.oauth.clone();
     let metrics = metrics_route(server.metrics.clone(), hosts);
+    // 2025-11-25's tasks need what rmcp does not carry (see `tasks::edge`).
+    let edged = Arc::new(EdgeSessions::new(manager, server.clone()));
     let service =
-        StreamableHttpService::new(move || Ok(Session::new(served.clone())), manager, config);
+        StreamableHttpService::new(move || Ok(Session::new(served.clone())), edged, config);
     let mcp = Router::new()
         .nest_service("/mcp", service)
         .merge(metrics)

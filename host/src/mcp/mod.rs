@@ -303,10 +303,20 @@ pub async fn serve_stdio(
         ended: input_closed.clone(),
         stop: Box::pin(stop_input.cancelled_owned()),
     };
+    // 2025-11-25's tasks need what rmcp does not carry (see `tasks::edge`).
+    let seen = Arc::new(tasks::edge::Seen::default());
+    let stdin = tasks::edge::Tap::new(stdin, seen.clone());
+    let transport = tasks::edge::Edge::new(
+        rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout),
+        tasks::edge::Source::Tap(seen),
+        server.clone(),
+    );
     let session = Session::with_input(server, input_closed);
     let open = metrics::gauge!("toolhost_sessions_open", "transport" => "stdio");
     open.increment(1.0);
-    let served = serve_session(session, stdin, stdout).await;
+    // Boxed: the session's future type is deep enough to exceed the
+    // compiler's layout depth in the binary's `main`.
+    let served = Box::pin(serve_session(session, transport)).await;
     open.decrement(1.0);
     served?;
     if drained.load(std::sync::atomic::Ordering::SeqCst) {
@@ -318,10 +328,9 @@ pub async fn serve_stdio(
 
 async fn serve_session(
     session: Session,
-    stdin: EndSignal<tokio::io::Stdin>,
-    stdout: tokio::io::Stdout,
+    transport: impl rmcp::transport::Transport<rmcp::RoleServer, Error = std::io::Error> + 'static,
 ) -> anyhow::Result<()> {
-    let running = match session.serve((stdin, stdout)).await {
+    let running = match session.serve(transport).await {
         Ok(running) => running,
         // A client that closes stdin before its first request is done, not failed.
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {

@@ -21,7 +21,7 @@ use super::events;
 use super::handler::{SERVER, Session, Transport, output_mode, parts, revision};
 use super::limits;
 use super::prometheus::UNKNOWN_TOOL;
-use super::tasks;
+use super::tasks::{self, edge::TaskAsked};
 use super::trace::RequestTrace;
 use super::{TokenId, audit};
 use crate::catalog::{self, Caller};
@@ -128,7 +128,7 @@ impl Session {
         &self,
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
-        name: &str,
+        (name, asked): (&str, Option<TaskAsked>),
         request_id: &str,
         facts: &mut Facts,
     ) -> Result<CallToolResponse, ErrorData> {
@@ -167,6 +167,7 @@ impl Session {
             tool.descriptor.task_support,
             revision,
             capabilities.as_ref(),
+            asked.is_some(),
         )?;
         // A stateless caller's retry replays its answers; its state is checked
         // before the tool runs.
@@ -178,12 +179,17 @@ impl Session {
             arguments: request.arguments.as_ref(),
         };
         facts.outcome = "invalid_params";
-        let asking = self.asking(
-            context,
-            &subject,
-            request.request_state.as_deref(),
-            request.input_responses.as_ref(),
-        )?;
+        let asking = match asked {
+            // A 2025-11-25 task cannot ask on a request that has been
+            // answered: its questions wait for `tasks/result`.
+            Some(_) => self.replaying(&subject, None, None, capabilities.clone())?,
+            None => self.asking(
+                context,
+                &subject,
+                request.request_state.as_deref(),
+                request.input_responses.as_ref(),
+            )?,
+        };
         let arguments = request.arguments.map(Value::Object);
 
         let progress_token = context.meta.get_progress_token();
@@ -220,7 +226,16 @@ impl Session {
                 capabilities,
                 request_id: request_id.to_owned(),
                 asking: asking.clone(),
+                revision,
             };
+            if asked.is_some() {
+                let created = self.task_now(start, call).await;
+                facts.outcome = "task";
+                facts.arguments = arguments;
+                return created
+                    .map(CallToolResponse::Task)
+                    .inspect_err(|_| facts.outcome = "internal_error");
+            }
             let early = self.call_or_task(start, call, context.ct.clone()).await;
             match early.inspect_err(|_| facts.outcome = "internal_error")? {
                 tasks::Early::Done(called) => called,

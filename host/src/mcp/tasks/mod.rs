@@ -28,6 +28,10 @@
 //!   retry would ([`super::input::Replay`], the row holding the round's
 //!   `requestState`).
 //!
+//! 2025-11-25's tasks (`tasks/*`, where the caller asks for a task) share the
+//! rows, the running and the replay: [`handshake`] serves their methods, and
+//! [`edge`] carries past rmcp what its types do not have of them.
+//!
 //! Writes are compare-and-set on the row's version, so a result never
 //! overwrites a cancellation that came first. Background calls are bounded by
 //! `host.max_running_tasks` per replica ([`MAX_RUNNING`] by default): a call
@@ -39,12 +43,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::ErrorData;
-use rmcp::model::{
-    ClientCapabilities, CreateTaskResult, DetailedTask, GetTaskResult, InputRequests,
-    InputResponses, JsonObject, Task, TaskPayload, TaskStatus,
-};
+use rmcp::model::{ClientCapabilities, CreateTaskResult, JsonObject, Task, TaskStatus};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 
 use super::asking::{Asking, Subject};
@@ -54,6 +55,12 @@ use crate::catalog::Caller;
 use crate::render::{OutputMode, Revision};
 use crate::runtime::Called;
 use crate::store::{StoreError, TaskRow};
+
+pub mod edge;
+mod handshake;
+mod requests;
+
+use requests::pending_questions;
 
 /// How long a call of a task-supporting tool may take before it becomes a
 /// task.
@@ -115,6 +122,20 @@ struct Resume {
     /// The answers sent so far in this round, by key.
     #[serde(default)]
     responses: BTreeMap<String, Value>,
+    /// The revision the task's caller speaks: 2025-11-25 for a task the
+    /// caller asked for (`tasks/*`); none for the 2026-07-28 extension's.
+    #[serde(default)]
+    revision: Option<String>,
+}
+
+impl Resume {
+    /// The revision the task's result is rendered for.
+    fn revision(&self) -> Revision {
+        self.revision
+            .as_deref()
+            .and_then(|revision| revision.parse().ok())
+            .unwrap_or(Revision::V2026_07_28)
+    }
 }
 
 /// How a task-supporting call went within [`TASK_AFTER`].
@@ -169,18 +190,25 @@ fn task_of(row: &TaskRow) -> Result<Task, ErrorData> {
 }
 
 /// Whether a call of a tool with `support` runs as a task for this request:
-/// only for a 2026-07-28 caller that declared the extension (in the request's
-/// `_meta` or its session).
+/// on 2025-11-25 when the call asked to (`asked`, its `task` member); on
+/// 2026-07-28 when the caller declared the extension (in the request's
+/// `_meta` or its session), the server deciding later whether it becomes one.
 ///
 /// # Errors
 ///
-/// `-32021` for a tool that runs only as a task, called by a caller that did
-/// not declare the extension.
+/// - 2025-11-25: `-32601` for a task asked of a tool that does not run as
+///   one, or a tool that runs only as a task called without asking.
+/// - Other revisions: `-32021` for a tool that runs only as a task, called by
+///   a caller that did not declare the extension.
 pub(super) fn runs_as_task(
     support: crate::runtime::TaskSupport,
     revision: Revision,
     capabilities: Option<&ClientCapabilities>,
+    asked: bool,
 ) -> Result<bool, ErrorData> {
+    if edge::applies_to(revision) {
+        return handshake::admits(support, asked);
+    }
     let declared = revision.is_stateless() && capabilities.is_some_and(|c| c.supports_tasks());
     if support == crate::runtime::TaskSupport::Required && !declared {
         return Err(ErrorData::missing_required_client_capability(
@@ -199,6 +227,8 @@ pub(super) struct Start {
     pub capabilities: Option<ClientCapabilities>,
     pub request_id: String,
     pub asking: Asking,
+    /// The revision the caller speaks, which the result is rendered for.
+    pub revision: Revision,
 }
 
 impl Session {
@@ -346,29 +376,13 @@ impl Session {
         mut resume: Resume,
         start: &Start,
     ) -> (TaskStatus, Option<String>, Resume) {
+        let handshake = resume.revision.is_some();
         match called {
-            Called::Finished(result) => {
-                let mode = resume.mode.parse().unwrap_or(self.server.default_mode);
-                let principal = start.caller.principal.as_deref();
-                let catalog = self.server.catalog();
-                let schema = catalog
-                    .tool(&resume.tool)
-                    .and_then(|tool| tool.descriptor.output_schema.as_ref());
-                let target = (Revision::V2026_07_28, mode);
-                let rendered = self
-                    .render_call(
-                        &resume.tool,
-                        schema,
-                        result,
-                        target,
-                        &start.request_id,
-                        principal,
-                    )
-                    .await;
-                match rendered {
-                    Ok(result) => (TaskStatus::Completed, Some(text(&result)), resume),
-                    Err(error) => (TaskStatus::Failed, Some(text(&error)), resume),
-                }
+            Called::Finished(result) => self.rendered(result, resume, start, handshake).await,
+            // A 2025-11-25 task answers what its call would have answered: a
+            // fault too is a coded error result.
+            Called::Failed(result) if handshake => {
+                self.rendered(result, resume, start, handshake).await
             }
             Called::Failed(result) => (
                 TaskStatus::Failed,
@@ -393,6 +407,42 @@ impl Session {
                     Err(error) => (TaskStatus::Failed, Some(text(&error)), resume),
                 }
             }
+        }
+    }
+
+    /// A task's result, rendered for its caller's revision: `completed`,
+    /// or for a 2025-11-25 task whose result is an error, `failed` (as that
+    /// revision has it).
+    async fn rendered(
+        &self,
+        result: crate::result::ToolResult,
+        resume: Resume,
+        start: &Start,
+        handshake: bool,
+    ) -> (TaskStatus, Option<String>, Resume) {
+        let mode = resume.mode.parse().unwrap_or(self.server.default_mode);
+        let principal = start.caller.principal.as_deref();
+        let catalog = self.server.catalog();
+        let schema = catalog
+            .tool(&resume.tool)
+            .and_then(|tool| tool.descriptor.output_schema.as_ref());
+        let target = (resume.revision(), mode);
+        let rendered = self
+            .render_call(
+                &resume.tool,
+                schema,
+                result,
+                target,
+                &start.request_id,
+                principal,
+            )
+            .await;
+        match rendered {
+            Ok(result) if handshake && result.is_error == Some(true) => {
+                (TaskStatus::Failed, Some(text(&result)), resume)
+            }
+            Ok(result) => (TaskStatus::Completed, Some(text(&result)), resume),
+            Err(error) => (TaskStatus::Failed, Some(text(&error)), resume),
         }
     }
 
@@ -434,178 +484,18 @@ impl Session {
         }
     }
 
-    /// The task `id` of `caller`.
-    ///
-    /// # Errors
-    ///
-    /// `-32602` for a task that does not exist, expired or is another
-    /// caller's (alike).
-    async fn task_row(&self, id: &str, caller: &Caller) -> Result<TaskRow, ErrorData> {
-        self.server
-            .store
-            .task(id, caller.principal.as_deref())
-            .await
-            .map_err(store_failed)?
-            .ok_or_else(|| {
-                ErrorData::invalid_params(format!("no task {id:?}"), Some(json!({ "taskId": id })))
-            })
-    }
-
-    /// `tasks/get`: the task as its row holds it now. A `working` task no
-    /// replica touched for [`STALE_AFTER`] is lost: it is marked `failed`.
-    pub(super) async fn task_status(
-        &self,
-        id: &str,
-        caller: &Caller,
-    ) -> Result<GetTaskResult, ErrorData> {
-        let mut row = self.task_row(id, caller).await?;
-        while row.status == stored(TaskStatus::Working)
-            && now_ms() - row.updated_ms > STALE_AFTER.as_millis() as i64
-        {
-            let error = ErrorData::internal_error(
-                "the replica running this task stopped before the task ended; call the tool again",
-                None,
-            );
-            let lost = TaskRow {
-                status: stored(TaskStatus::Failed),
-                body: Some(text(&error)),
-                updated_ms: now_ms(),
-                ..row.clone()
-            };
-            if self
-                .server
-                .store
-                .update_task(&lost)
-                .await
-                .map_err(store_failed)?
-            {
-                tracing::warn!(task = %id, error.type = "task_lost", "a task's replica stopped running it; the task failed");
-                row = TaskRow {
-                    version: lost.version + 1,
-                    ..lost
-                };
-            } else {
-                row = self.task_row(id, caller).await?;
+    /// One of the slots of the running tasks, once there is one: while every
+    /// slot is busy the task is queued, not lost. `None` when the task was
+    /// cancelled meanwhile.
+    async fn slot_for(&self, row: &TaskRow) -> Option<OwnedSemaphorePermit> {
+        let acquire = self.server.running.slots.clone().acquire_owned();
+        match self.while_working(row, acquire).await {
+            Some(Ok(slot)) => Some(slot),
+            Some(Err(_)) => None,
+            None => {
+                tracing::info!(task = %row.id, "the task was cancelled while it waited for a slot");
+                None
             }
-        }
-        let task = task_of(&row)?;
-        let body = |what: &str| -> Result<Value, ErrorData> {
-            row.body
-                .as_deref()
-                .and_then(|body| serde_json::from_str(body).ok())
-                .ok_or_else(|| {
-                    ErrorData::internal_error(format!("task {id} holds no readable {what}"), None)
-                })
-        };
-        let object = |value: Value| match value {
-            Value::Object(object) => object,
-            _ => JsonObject::new(),
-        };
-        let payload = match task.status {
-            TaskStatus::Completed => TaskPayload::Completed {
-                result: object(body("result")?),
-            },
-            TaskStatus::Failed => TaskPayload::Failed {
-                error: object(body("error")?),
-            },
-            TaskStatus::InputRequired => {
-                let resume: Resume = serde_json::from_str(&row.call).unwrap_or_default();
-                let mut input_requests: InputRequests = serde_json::from_value(body("questions")?)
-                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-                input_requests.retain(|key, _| resume.pending.contains(key));
-                TaskPayload::InputRequired { input_requests }
-            }
-            TaskStatus::Cancelled => TaskPayload::Cancelled,
-            _ => TaskPayload::Working,
-        };
-        Ok(GetTaskResult::new(DetailedTask::new(task, payload)))
-    }
-
-    /// `tasks/cancel`: marks a task that has not ended `cancelled`; the
-    /// replica running it drops the call. A task that ended stays as it was.
-    pub(super) async fn cancel(&self, id: &str, caller: &Caller) -> Result<(), ErrorData> {
-        loop {
-            let row = self.task_row(id, caller).await?;
-            if status_of(&row)?.is_terminal() {
-                return Ok(());
-            }
-            let next = TaskRow {
-                status: stored(TaskStatus::Cancelled),
-                body: None,
-                updated_ms: now_ms(),
-                ..row
-            };
-            if self
-                .server
-                .store
-                .update_task(&next)
-                .await
-                .map_err(store_failed)?
-            {
-                tracing::info!(task = %id, "task cancelled");
-                return Ok(());
-            }
-        }
-    }
-
-    /// `tasks/update`: records the answers to a task's pending questions
-    /// (answers under other keys are ignored); with the last one, runs the
-    /// tool again on this replica, replaying them.
-    pub(super) async fn answer_task(
-        &self,
-        id: &str,
-        responses: &InputResponses,
-        caller: &Caller,
-        request_id: &str,
-    ) -> Result<(), ErrorData> {
-        loop {
-            let row = self.task_row(id, caller).await?;
-            if status_of(&row)? != TaskStatus::InputRequired {
-                return Ok(());
-            }
-            let mut resume: Resume = serde_json::from_str(&row.call)
-                .map_err(|e| ErrorData::internal_error(format!("task {id}: {e}"), None))?;
-            let answered: Vec<(String, Value)> = responses
-                .iter()
-                .filter(|(key, _)| resume.pending.contains(key))
-                .map(|(key, value)| (key.clone(), value.clone()))
-                .collect();
-            if answered.is_empty() {
-                return Ok(());
-            }
-            for (key, value) in answered {
-                resume.pending.retain(|pending| *pending != key);
-                resume.responses.insert(key, value);
-            }
-            let ready = resume.pending.is_empty();
-            let status = match ready {
-                true => TaskStatus::Working,
-                false => TaskStatus::InputRequired,
-            };
-            let next = TaskRow {
-                status: stored(status),
-                call: serde_json::to_string(&resume)
-                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
-                updated_ms: now_ms(),
-                ..row
-            };
-            if !self
-                .server
-                .store
-                .update_task(&next)
-                .await
-                .map_err(store_failed)?
-            {
-                continue;
-            }
-            if ready {
-                let row = TaskRow {
-                    version: next.version + 1,
-                    ..next
-                };
-                self.resume(row, resume, caller.clone(), request_id.to_owned());
-            }
-            return Ok(());
         }
     }
 
@@ -613,15 +503,8 @@ impl Session {
     fn resume(&self, row: TaskRow, resume: Resume, caller: Caller, request_id: String) {
         let session = self.clone();
         tokio::spawn(async move {
-            // While every slot is busy the task is queued, not lost.
-            let acquire = session.server.running.slots.clone().acquire_owned();
-            let slot = match session.while_working(&row, acquire).await {
-                Some(Ok(slot)) => slot,
-                Some(Err(_)) => return,
-                None => {
-                    tracing::info!(task = %row.id, "the task was cancelled while it waited for a slot");
-                    return;
-                }
+            let Some(slot) = session.slot_for(&row).await else {
+                return;
             };
             let Some(in_flight) = session.server.drain.admit() else {
                 tracing::info!(task = %row.id, "shutting down: the answered task stays as it is");
@@ -670,6 +553,7 @@ impl Session {
                 capabilities: resume.capabilities.clone(),
                 request_id: request_id.clone(),
                 asking,
+                revision: resume.revision(),
             };
             session.drive(row, resume, start, call, slot).await;
         });
