@@ -174,7 +174,8 @@ conformance: test-build guests
 	tests/conformance/run.sh
 
 ## Real clients: the Python SDK (PyPI mcp 2.x) over stdio and HTTP in both eras,
-## and the MCP Inspector CLI (npm) in both eras; installed into tests/clients/.
+## the MCP Inspector CLI (npm) in both eras, and for 2025-11-25's tasks the
+## TypeScript and Python SDK 1.x; installed into tests/clients/.
 clients: test-build guests
 	tests/clients/run.sh
 

@@ -2,7 +2,8 @@
 # Real MCP clients against toolhost: the official Python SDK (PyPI `mcp` 2.x, over
 # stdio and Streamable HTTP, legacy and 2026-07-28 modes), the MCP Inspector CLI
 # (npm `@modelcontextprotocol/inspector`, stdio, both eras) and, for 2025-11-25's
-# tasks, the TypeScript SDK 1.x client (npm `@modelcontextprotocol/sdk`).
+# tasks, the TypeScript and Python SDK 1.x clients (npm `@modelcontextprotocol/sdk`,
+# PyPI `mcp` 1.30 in tests/clients/.venv-v1).
 #
 # Needs the release host and the example tools built first:
 #   cargo build --release && make guests
@@ -26,6 +27,16 @@ if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.requirements.sha256" 2>/dev/n
   echo "$want" >"$venv/.requirements.sha256"
 fi
 
+# The Python SDK 1.x, for 2025-11-25's tasks (test_handshake_tasks.py).
+want=$(digest "$dir/requirements-v1.txt")
+if [ ! -x "$venv-v1/bin/python" ] || [ "$(cat "$venv-v1/.requirements.sha256" 2>/dev/null)" != "$want" ] ||
+  ! "$venv-v1/bin/python" -c 'import mcp' 2>/dev/null; then
+  echo "setting up $venv-v1" >&2
+  ${PYTHON:-python3} -m venv --clear "$venv-v1"
+  "$venv-v1/bin/pip" install --quiet --disable-pip-version-check -r "$dir/requirements-v1.txt"
+  echo "$want" >"$venv-v1/.requirements.sha256"
+fi
+
 want=$(digest "$dir/package-lock.json")
 if [ ! -x "$dir/node_modules/.bin/mcp-inspector" ] || [ "$(cat "$dir/node_modules/.lock.sha256" 2>/dev/null)" != "$want" ]; then
   echo "npm ci in $dir" >&2
@@ -35,4 +46,4 @@ if [ ! -x "$dir/node_modules/.bin/mcp-inspector" ] || [ "$(cat "$dir/node_module
   echo "$want" >"$dir/node_modules/.lock.sha256"
 fi
 
-exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$dir/test_python_client.py" "$dir/test_python_offers.py" "$dir/test_python_tasks.py" "$dir/test_typescript_tasks.py" "$dir/test_oauth.py" "$dir/test_inspector_cli.py" "$@"
+exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$dir/test_python_client.py" "$dir/test_python_offers.py" "$dir/test_python_tasks.py" "$dir/test_handshake_tasks.py" "$dir/test_oauth.py" "$dir/test_inspector_cli.py" "$@"

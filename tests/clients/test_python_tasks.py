@@ -8,8 +8,8 @@ extension through the SDK's own extension interface (SEP-2133): a
 polling `tasks/get` through the SDK's session until the task ends, so
 `Client.call_tool` gives back the tool's result as for any call. In
 `mode="legacy"` (2025-11-25) this SDK speaks no tasks (2.x dropped that
-revision's `tasks/*`; test_typescript_tasks.py drives them with the
-TypeScript SDK 1.x): the same call answers while it waits, and a tool that runs
+revision's `tasks/*`; test_handshake_tasks.py drives them with the
+TypeScript and Python SDKs 1.x): the same call answers while it waits, and a tool that runs
 only as a task is refused with `-32601`, as 2025-11-25 says.
 Every test runs over stdio and Streamable HTTP. The SDK parses each result into
 the revision's types (the task's inlined result into `CallToolResult`), so each

@@ -1,6 +1,6 @@
 // The official TypeScript SDK 1.x client (npm `@modelcontextprotocol/sdk`, the
 // last major version that speaks 2025-11-25's tasks) against toolhost serving
-// the conformance guest: run by test_typescript_tasks.py.
+// the conformance guest: run by test_handshake_tasks.py.
 //
 //   node typescript_tasks.mjs stdio <toolhost> <config>
 //   node typescript_tasks.mjs http <url>
