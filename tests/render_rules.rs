@@ -660,7 +660,9 @@ fn strings_that_are_not_uris_never_reach_a_uri_field() {
 /// that every data-carrying sample is over.
 #[tokio::test]
 async fn the_owned_path_renders_the_same_bytes() {
-    use toolhost::store::{Kept, Offload, ResultStore, StoreFuture, StoredRow, TaskRow};
+    use toolhost::store::{
+        Kept, Offload, ResultStore, StoreFuture, StoredRow, TaskRow, TaskSummary,
+    };
     /// A store that keeps nothing and answers one fixed link, so both paths
     /// offload alike (and has no tasks).
     struct Fixed;
@@ -692,6 +694,14 @@ async fn the_owned_path_renders_the_same_bytes() {
         }
         fn update_task<'a>(&'a self, _: &'a TaskRow) -> StoreFuture<'a, bool> {
             Box::pin(async { Ok(false) })
+        }
+        fn tasks_of<'a>(
+            &'a self,
+            _: Option<&'a str>,
+            _: Option<&'a str>,
+            _: usize,
+        ) -> StoreFuture<'a, Vec<TaskSummary>> {
+            Box::pin(async { Ok(Vec::new()) })
         }
     }
     let mut seen_inline = 0;

@@ -577,3 +577,62 @@ async fn task_rows_change_only_over_the_version_they_were_read_at() {
         );
     }
 }
+
+/// What every store lists of tasks: a principal's own that have not expired,
+/// in the order of their ids, a page at a time after a given id, without what
+/// they hold; the open caller's (`None`) are a principal of their own.
+#[tokio::test]
+async fn tasks_are_listed_per_principal_in_pages() {
+    let memory: Arc<dyn ResultStore> = Arc::new(toolhost::store::MemoryStore::new(
+        SignedDuration::from_hours(1),
+        now,
+    ));
+    let mut stores: Vec<(String, Arc<dyn ResultStore>)> = vec![("memory".into(), memory)];
+    let mut places = Vec::new();
+    for backend in BACKENDS {
+        let place = Place::new(backend).await;
+        stores.push((format!("{backend:?}"), place.open().await.shared()));
+        places.push(place);
+    }
+    for (name, store) in stores {
+        let start = NOW.load(Ordering::SeqCst);
+        for (id, principal, expires) in [
+            ("a3", Some("alice"), start + 3_600),
+            ("a1", Some("alice"), start + 3_600),
+            ("a2", Some("alice"), start + 3_600),
+            ("a0", Some("alice"), start - 1),
+            ("b1", Some("bob"), start + 3_600),
+            ("o1", None, start + 3_600),
+        ] {
+            store
+                .put_task(&task_row(id, principal, expires))
+                .await
+                .unwrap();
+        }
+        let ids = |page: Vec<toolhost::store::TaskSummary>| {
+            page.into_iter().map(|task| task.id).collect::<Vec<_>>()
+        };
+        let first = store.tasks_of(Some("alice"), None, 2).await.unwrap();
+        assert_eq!(first[0].status, "working", "{name}");
+        assert_eq!(first[0].created_ms, 1_000, "{name}");
+        assert_eq!(
+            ids(first),
+            ["a1", "a2"],
+            "{name}: ordered, the expired one left out"
+        );
+        let rest = store.tasks_of(Some("alice"), Some("a2"), 2).await.unwrap();
+        assert_eq!(ids(rest), ["a3"], "{name}: after the cursor");
+        let bob = store.tasks_of(Some("bob"), None, 10).await.unwrap();
+        assert_eq!(ids(bob), ["b1"], "{name}");
+        let open = store.tasks_of(None, None, 10).await.unwrap();
+        assert_eq!(ids(open), ["o1"], "{name}");
+        assert!(
+            store
+                .tasks_of(Some("carol"), None, 10)
+                .await
+                .unwrap()
+                .is_empty(),
+            "{name}"
+        );
+    }
+}

@@ -30,9 +30,12 @@ fn valid<'a>(schemas: &McpSchemas, definition: &str, response: &'a Value) -> &'a
 /// The conformance guest over stdio, its tasks in a store of its own under
 /// `name`, with `extra` host keys.
 fn conformance_host(name: &str, extra: &str) -> Client {
+    // Fresh, so the tasks of an earlier run are not listed.
+    let data = root().join("target/test-data").join(name);
+    let _ = std::fs::remove_dir_all(&data);
     Client::start_with(&format!(
         "[host]\ndata_dir = \"{}\"\noutput_mode = \"spec\"\n{extra}\n[[plugin]]\npath = \"{}\"\n",
-        root().join("target/test-data").join(name).display(),
+        data.display(),
         guest("conformance").display()
     ))
 }
@@ -53,7 +56,7 @@ fn a_2025_11_25_client_runs_tools_as_tasks_over_stdio() {
     let init = valid(&schemas, "InitializeResult", &init);
     assert_eq!(
         init["capabilities"]["tasks"],
-        json!({"cancel": {}, "requests": {"tools": {"call": {}}}}),
+        json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
         "{init}"
     );
 
@@ -178,6 +181,20 @@ fn a_2025_11_25_client_runs_tools_as_tasks_over_stdio() {
     assert_eq!(error_code(&result), -32602, "{result}");
     let (_, unknown) = client.request("tasks/get", json!({"taskId": "0123456789abcdef"}));
     assert_eq!(error_code(&unknown), -32602, "{unknown}");
+
+    // Every task of the session's caller is listed, in one page here.
+    let (_, listed) = client.request("tasks/list", json!({}));
+    let listed = valid(&schemas, "ListTasksResult", &listed);
+    let tasks = listed["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 4, "{listed}");
+    assert!(
+        tasks
+            .iter()
+            .any(|t| t["taskId"] == task.as_str() && t["status"] == "cancelled")
+    );
+    assert!(listed.get("nextCursor").is_none(), "{listed}");
+    let (_, bad) = client.request("tasks/list", json!({"cursor": "not-a-cursor"}));
+    assert_eq!(error_code(&bad), -32602, "{bad}");
 }
 
 #[test]
@@ -334,5 +351,15 @@ async fn a_2025_11_25_task_over_http_is_its_principals_alone() {
     assert_eq!(
         valid(&schemas, "GetTaskResult", &got)["status"],
         "completed"
+    );
+
+    // A principal lists its own tasks only.
+    let mine = post(&host.url, "secret-a", &alice, 6, "tasks/list", json!({})).await;
+    let mine = valid(&schemas, "ListTasksResult", &mine);
+    assert_eq!(mine["tasks"][0]["taskId"], task.as_str(), "{mine}");
+    let theirs = post(&host.url, "secret-b", &bob, 7, "tasks/list", json!({})).await;
+    assert_eq!(
+        valid(&schemas, "ListTasksResult", &theirs)["tasks"],
+        json!([])
     );
 }

@@ -9,7 +9,8 @@ from requirements-v1.txt), since the 2.x SDK of the other tests dropped them.
 It negotiates 2025-11-25, lists the tools, and runs tools as tasks with
 `session.experimental`: `call_tool_as_task`, `poll_task` to the end,
 `get_task_result` (which, for `confirm_delete`, waits while the tool's question
-reaches the elicitation callback), and `cancel_task`. The SDK parses every
+reaches the elicitation callback), `cancel_task`, and `list_tasks` where the
+server offers it. The SDK parses every
 answer into its 2025-11-25 types. One JSON object on stdout says what it saw.
 """
 
@@ -76,6 +77,15 @@ async def exercise(session: ClientSession) -> dict[str, Any]:
     long = await session.experimental.call_tool_as_task("slow_compute", {"seconds": 30, "label": "x"})
     cancelled = await session.experimental.cancel_task(long.task.taskId)
     report["cancelled"] = cancelled.status
+    if init.capabilities.tasks and init.capabilities.tasks.list:
+        listed, cursor = [], None
+        while True:
+            page = await session.experimental.list_tasks(cursor)
+            listed += [task.taskId for task in page.tasks]
+            if not page.nextCursor:
+                break
+            cursor = page.nextCursor
+        report["listed"] = listed
     report["questions"] = questions
     return report
 

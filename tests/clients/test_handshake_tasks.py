@@ -45,8 +45,11 @@ def connection(transport: str, config: Path, request) -> list[str]:
     return ["http", request.getfixturevalue("conformance_url")]
 
 
-def check_listing(report: dict) -> None:
-    assert report["taskCapability"] == TASK_CAPABILITY
+def check_listing(report: dict, transport: str) -> None:
+    # `tasks/list` is offered to a caller the server tells from others: the one
+    # stdio client, not the open caller of this loopback server without tokens.
+    listing = {"list": {}} if transport == "stdio" else {}
+    assert report["taskCapability"] == {**TASK_CAPABILITY, **listing}
     assert report["execution"]["slow_compute"] == "optional"
     assert report["execution"]["failing_job"] == "required"
     assert report["execution"]["greet"] is None
@@ -55,7 +58,7 @@ def check_listing(report: dict) -> None:
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_the_typescript_sdk_runs_tools_as_2025_11_25_tasks(transport, conformance_config, request):
     report = run_client(TYPESCRIPT, *connection(transport, conformance_config, request))
-    check_listing(report)
+    check_listing(report, transport)
 
     # Created, polled while working, then its result.
     slow = report["slow"]
@@ -84,7 +87,7 @@ def test_the_typescript_sdk_runs_tools_as_2025_11_25_tasks(transport, conformanc
 def test_the_python_sdk_1_runs_tools_as_2025_11_25_tasks(transport, conformance_config, request):
     report = run_client(PYTHON_V1, *connection(transport, conformance_config, request))
     assert report["protocolVersion"] == "2025-11-25"
-    check_listing(report)
+    check_listing(report, transport)
 
     slow = report["slow"]
     assert slow["created"] == "working" and slow["statuses"][-1] == "completed", slow
@@ -106,3 +109,11 @@ def test_the_python_sdk_1_runs_tools_as_2025_11_25_tasks(transport, conformance_
     assert failing["result"]["isError"] is True, failing
 
     assert report["cancelled"] == "cancelled"
+    if transport == "stdio":
+        # Every task of the caller, its pages followed (other tests' tasks of
+        # the same open caller share the store).
+        ran = {report[name]["taskId"] for name in ("slow", "confirm", "failing")}
+        assert ran <= set(report["listed"]), report["listed"]
+        assert len(report["listed"]) == len(set(report["listed"])), "no task twice"
+    else:
+        assert "listed" not in report

@@ -64,17 +64,27 @@ pub fn is_rpc_error(held: &Value) -> bool {
 }
 
 /// Declares 2025-11-25's tasks in an `initialize` result: task-augmented
-/// `tools/call` and `tasks/cancel` (`tasks/list` is not offered).
-pub fn declare_handshake_tasks(initialize: &mut Value) {
+/// `tools/call`, `tasks/cancel`, and `tasks/list` when `list`.
+pub fn declare_handshake_tasks(initialize: &mut Value, list: bool) {
     if let Some(capabilities) = initialize
         .get_mut("capabilities")
         .and_then(Value::as_object_mut)
     {
-        capabilities.insert(
-            "tasks".into(),
-            json!({ "cancel": {}, "requests": { "tools": { "call": {} } } }),
-        );
+        let mut tasks = json!({ "cancel": {}, "requests": { "tools": { "call": {} } } });
+        if list {
+            tasks["list"] = json!({});
+        }
+        capabilities.insert("tasks".into(), tasks);
     }
+}
+
+/// A page of 2025-11-25's `tasks/list`, and the cursor of the next one.
+pub fn listed(tasks: &[Task], next: Option<&str>) -> Value {
+    let mut out = json!({ "tasks": tasks.iter().map(handshake).collect::<Vec<_>>() });
+    if let Some(next) = next {
+        out["nextCursor"] = json!(next);
+    }
+    out
 }
 
 /// Adds each listed tool's `execution` to a 2025-11-25 `tools/list` result:
@@ -161,11 +171,13 @@ mod tests {
             ]})
         );
         let mut init = json!({ "capabilities": { "tools": {} } });
-        declare_handshake_tasks(&mut init);
+        declare_handshake_tasks(&mut init, false);
         assert_eq!(
             init["capabilities"]["tasks"],
             json!({ "cancel": {}, "requests": { "tools": { "call": {} } } })
         );
+        declare_handshake_tasks(&mut init, true);
+        assert_eq!(init["capabilities"]["tasks"]["list"], json!({}));
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use jiff::{SignedDuration, Timestamp};
 use sha2::{Digest, Sha256};
 
-use super::{Kept, Offload, ResultStore, StoreError, StoreFuture, StoredRow, TaskRow};
+use super::{Kept, Offload, ResultStore, StoreError, StoreFuture, StoredRow, TaskRow, TaskSummary};
 
 /// A stored entry: the serialized result and to whom it belongs.
 #[derive(Debug, Clone)]
@@ -74,6 +74,32 @@ impl ResultStore for MemoryStore {
                 .get(id)
                 .filter(|task| task.principal.as_deref() == principal && task.expires_at > now)
                 .cloned())
+        })
+    }
+
+    fn tasks_of<'a>(
+        &'a self,
+        principal: Option<&'a str>,
+        after: Option<&'a str>,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<TaskSummary>> {
+        Box::pin(async move {
+            let now = (self.clock)().as_second();
+            let tasks = self.tasks.lock().expect("store lock");
+            let mut listed: Vec<TaskSummary> = tasks
+                .values()
+                .filter(|task| task.principal.as_deref() == principal && task.expires_at > now)
+                .filter(|task| after.is_none_or(|after| task.id.as_str() > after))
+                .map(|task| TaskSummary {
+                    id: task.id.clone(),
+                    status: task.status.clone(),
+                    created_ms: task.created_ms,
+                    updated_ms: task.updated_ms,
+                })
+                .collect();
+            listed.sort_by(|a, b| a.id.cmp(&b.id));
+            listed.truncate(limit);
+            Ok(listed)
         })
     }
 

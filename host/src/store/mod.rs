@@ -29,7 +29,7 @@ pub use postgres::PostgresStore;
 pub use postgres_tls::SslMode;
 pub use signing::Signer;
 pub use sqlite::SqliteStore;
-pub use task::{TaskRow, new_task_id};
+pub use task::{TaskRow, TaskSummary, new_task_id};
 
 use jiff::Timestamp;
 
@@ -113,6 +113,15 @@ pub trait ResultStore: Send + Sync {
         id: &'a str,
         principal: Option<&'a str>,
     ) -> StoreFuture<'a, Option<TaskRow>>;
+
+    /// Up to `limit` of `principal`'s tasks that have not expired, in the
+    /// order of their ids, only those after the id `after` when it is given.
+    fn tasks_of<'a>(
+        &'a self,
+        principal: Option<&'a str>,
+        after: Option<&'a str>,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<TaskSummary>>;
 
     /// Replaces the task `task.id` with `task` (its status, body, call and
     /// update time) and increments its version, if the stored version is still

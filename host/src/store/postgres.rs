@@ -23,7 +23,7 @@ use jiff::{SignedDuration, Timestamp};
 use super::postgres_tls::{self, SslMode};
 use super::row::{MIME, NewRow};
 use super::signing::Signer;
-use super::{Kept, Offload, ResultStore, StoreError, StoreFuture, StoredRow, TaskRow};
+use super::{Kept, Offload, ResultStore, StoreError, StoreFuture, StoredRow, TaskRow, TaskSummary};
 
 /// Serialises the schema setup of replicas starting at once (an arbitrary,
 /// fixed advisory lock number: "toolhost" in ASCII).
@@ -52,7 +52,8 @@ const SCHEMA: &str = "SET LOCAL client_min_messages = warning;
         expires_at BIGINT NOT NULL,
         version BIGINT NOT NULL
     );
-    CREATE INDEX IF NOT EXISTS toolhost_tasks_expiry ON toolhost_tasks (expires_at);";
+    CREATE INDEX IF NOT EXISTS toolhost_tasks_expiry ON toolhost_tasks (expires_at);
+    CREATE INDEX IF NOT EXISTS toolhost_tasks_principal ON toolhost_tasks (principal, id);";
 
 const INSERT: &str = "INSERT INTO toolhost_results
     (id, format, body, mime, size, principal, created_at, expires_at)
@@ -282,6 +283,39 @@ impl ResultStore for PostgresStore {
                 expires_at: row.get(7),
                 version: row.get(8),
             }))
+        })
+    }
+
+    fn tasks_of<'a>(
+        &'a self,
+        principal: Option<&'a str>,
+        after: Option<&'a str>,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<TaskSummary>> {
+        let now = (self.clock)().as_second();
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        Box::pin(async move {
+            let rows = self
+                .client()
+                .await?
+                .query(
+                    "SELECT id, status, created_ms, updated_ms
+                     FROM toolhost_tasks
+                     WHERE principal IS NOT DISTINCT FROM $1 AND expires_at > $2 AND id > $3
+                     ORDER BY id LIMIT $4",
+                    &[&principal, &now, &after.unwrap_or(""), &limit],
+                )
+                .await
+                .map_err(failed("listing tasks"))?;
+            Ok(rows
+                .iter()
+                .map(|row| TaskSummary {
+                    id: row.get(0),
+                    status: row.get(1),
+                    created_ms: row.get(2),
+                    updated_ms: row.get(3),
+                })
+                .collect())
         })
     }
 

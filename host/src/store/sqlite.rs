@@ -23,7 +23,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::row::{MIME, NewRow};
 use super::signing::Signer;
-use super::{Kept, Offload, ResultStore, StoreError, StoreFuture, StoredRow, TaskRow};
+use super::{Kept, Offload, ResultStore, StoreError, StoreFuture, StoredRow, TaskRow, TaskSummary};
 
 /// Results in an SQLite file.
 pub struct SqliteStore {
@@ -95,7 +95,8 @@ impl SqliteStore {
                      expires_at INTEGER NOT NULL,
                      version INTEGER NOT NULL
                  );
-                 CREATE INDEX IF NOT EXISTS tasks_expiry ON tasks (expires_at);",
+                 CREATE INDEX IF NOT EXISTS tasks_expiry ON tasks (expires_at);
+                 CREATE INDEX IF NOT EXISTS tasks_principal ON tasks (principal, id);",
             )
             .map_err(failed(&what))?;
         Ok(SqliteStore {
@@ -188,6 +189,34 @@ impl ResultStore for SqliteStore {
                         },
                     )
                     .optional()
+            })
+            .await
+        })
+    }
+
+    fn tasks_of<'a>(
+        &'a self,
+        principal: Option<&'a str>,
+        after: Option<&'a str>,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<TaskSummary>> {
+        let (principal, after) = (principal.map(str::to_owned), after.unwrap_or("").to_owned());
+        let now = (self.clock)().as_second();
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        Box::pin(async move {
+            self.with_connection("listing tasks", move |connection| {
+                let mut listing = connection.prepare(
+                    "SELECT id, status, created_ms, updated_ms FROM tasks WHERE principal IS ?1 AND expires_at > ?2 AND id > ?3 ORDER BY id LIMIT ?4",
+                )?;
+                let rows = listing.query_map(params![principal, now, after, limit], |row| {
+                    Ok(TaskSummary {
+                        id: row.get(0)?,
+                        status: row.get(1)?,
+                        created_ms: row.get(2)?,
+                        updated_ms: row.get(3)?,
+                    })
+                })?;
+                rows.collect()
             })
             .await
         })

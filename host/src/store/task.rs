@@ -33,6 +33,16 @@ pub struct TaskRow {
     pub version: i64,
 }
 
+/// A task as a listing shows it (`tasks/list`): without what it holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskSummary {
+    pub id: String,
+    pub status: String,
+    /// Unix milliseconds.
+    pub created_ms: i64,
+    pub updated_ms: i64,
+}
+
 /// A fresh task id: 128 random bits in hex, unguessable.
 ///
 /// # Errors

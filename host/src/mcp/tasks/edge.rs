@@ -12,9 +12,9 @@
 //! - [`Edge`], around the session's transport, hands such a `tools/call`, and
 //!   every `tasks/get` and `tasks/cancel`, to the handler as a custom request
 //!   (`tasks/result` arrives as one already), marked with what it asked for;
-//! - [`Edge`] adds the `tasks` capability to the `initialize` result and each
-//!   task-supporting tool's `execution` to a `tools/list` result as they go
-//!   out.
+//! - [`Edge`] adds the `tasks` capability to the `initialize` result (with
+//!   `list` for a caller [`lists_tasks`] admits) and each task-supporting
+//!   tool's `execution` to a `tools/list` result as they go out.
 //!
 //! Other revisions pass through untouched, and so does everything else.
 
@@ -34,6 +34,7 @@ use rmcp::transport::streamable_http_server::session::{
 };
 use serde::Deserialize;
 
+use crate::catalog::Caller;
 use crate::mcp::Server;
 use crate::render::Revision;
 
@@ -186,6 +187,16 @@ pub struct Edge<T> {
     server: Arc<Server>,
     /// The session negotiated 2025-11-25.
     tasks: bool,
+    /// The session's caller can be told from others (see [`lists_tasks`]).
+    identified: bool,
+}
+
+/// Whether `caller`, on `transport`, is offered 2025-11-25's `tasks/list`: a
+/// caller the server tells from others (a token's or OAuth principal, or
+/// the one stdio client), as 2025-11-25 asks. The open caller of a loopback
+/// server without tokens is anyone who can connect.
+pub fn lists_tasks(transport: crate::mcp::handler::Transport, caller: &Caller) -> bool {
+    transport == crate::mcp::handler::Transport::Stdio || caller.principal.is_some()
 }
 
 impl<T> Edge<T> {
@@ -196,6 +207,20 @@ impl<T> Edge<T> {
             source,
             server,
             tasks: false,
+            identified: false,
+        }
+    }
+
+    /// Whether the caller that sent an `initialize` with `extensions` is
+    /// offered `tasks/list`.
+    fn identified(&self, extensions: &rmcp::model::Extensions) -> bool {
+        use crate::mcp::handler::Transport;
+        match &self.source {
+            Source::Tap(_) => lists_tasks(Transport::Stdio, &Caller::local()),
+            Source::Http => extensions
+                .get::<axum::http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<Caller>())
+                .is_some_and(|caller| lists_tasks(Transport::Http, caller)),
         }
     }
 
@@ -261,7 +286,7 @@ impl<T> Edge<T> {
                     });
                 }
                 let mut value = serde_json::to_value(&init).unwrap_or_default();
-                crate::render::task::declare_handshake_tasks(&mut value);
+                crate::render::task::declare_handshake_tasks(&mut value, self.identified);
                 ServerResult::CustomResult(CustomResult(value))
             }
             ServerResult::ListToolsResult(list) if self.tasks => {
@@ -314,6 +339,11 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Edge<T> {
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
         let message = self.inner.receive().await?;
+        if let JsonRpcMessage::Request(request) = &message
+            && let ClientRequest::InitializeRequest(initialize) = &request.request
+        {
+            self.identified = self.identified(&initialize.extensions);
+        }
         Some(match self.tasks {
             true => self.incoming(message),
             false => message,

@@ -15,11 +15,12 @@
 //! answers run the tool again from the start in a fresh instance, replaying
 //! them, as the extension's `tasks/update` does.
 //!
-//! `tasks/list` is not offered: the `tasks` capability leaves it out.
+//! `tasks/list` pages through the caller's tasks; it is offered only to a
+//! caller the server tells from others ([`super::edge::lists_tasks`]).
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CreateTaskResult, CustomRequest, CustomResult,
-    GetMeta as _, InputRequest, InputResponses, ServerRequest, TaskStatus,
+    GetMeta as _, InputRequest, InputResponses, ServerRequest, Task, TaskStatus,
 };
 use rmcp::service::{OriginatingRequestId, RequestContext};
 use rmcp::{ErrorData, RoleServer};
@@ -28,13 +29,14 @@ use serde_json::Value;
 
 use super::edge::TaskAsked;
 use super::{
-    CANCEL_POLL, Called, Resume, Start, new_row, now_ms, pending_questions, status_of,
-    store_failed, task_of,
+    CANCEL_POLL, Called, Resume, STALE_AFTER, Start, new_row, now_ms, pending_questions, status_of,
+    store_failed, stored, task_of,
 };
 use crate::catalog::Caller;
 use crate::mcp::handler::Session;
 use crate::render::task as wire;
 use crate::runtime::TaskSupport;
+use crate::store::{TaskRow, TaskSummary};
 
 /// A tool's `execution.taskSupport` on 2025-11-25; `None` for the default,
 /// `forbidden`.
@@ -100,6 +102,13 @@ impl Session {
             let asked = *context.extensions.get::<TaskAsked>()?;
             let answer = self.call_as_task(request, context, asked).await;
             return Some(answer.map(CustomResult));
+        }
+        if method == "tasks/list" {
+            return Some(
+                self.handshake_list(request, &context)
+                    .await
+                    .map(CustomResult),
+            );
         }
         if !matches!(method, "tasks/get" | "tasks/result" | "tasks/cancel") {
             return None;
@@ -196,6 +205,60 @@ impl Session {
         let mut task = task_of(&row)?;
         task.status_message = status_message(task.status, row.body.as_deref());
         Ok(wire::handshake(&task))
+    }
+
+    /// `tasks/list`: a page of the caller's tasks, in the order of their ids,
+    /// [`LIST_PAGE`] at a time; the cursor is the last id of the page before.
+    ///
+    /// # Errors
+    ///
+    /// `-32601` for a caller the server cannot tell from others (see
+    /// [`super::edge::lists_tasks`]); `-32602` for a cursor that is not one.
+    async fn handshake_list(
+        &self,
+        request: &CustomRequest,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Value, ErrorData> {
+        let caller = self.caller(context)?;
+        if !super::edge::lists_tasks(self.transport, &caller) {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "Method not found: tasks/list is offered only to a caller with a principal",
+                None,
+            ));
+        }
+        let cursor = request
+            .params
+            .as_ref()
+            .and_then(|params| params.get("cursor"))
+            .map(|cursor| match cursor.as_str() {
+                Some(id) if is_task_id(id) => Ok(id.to_owned()),
+                _ => Err(ErrorData::invalid_params(
+                    format!("tasks/list: {cursor} is not a cursor this server gave"),
+                    None,
+                )),
+            })
+            .transpose()?;
+        let mut page = self
+            .server
+            .store
+            .tasks_of(
+                caller.principal.as_deref(),
+                cursor.as_deref(),
+                LIST_PAGE + 1,
+            )
+            .await
+            .map_err(store_failed)?;
+        let more = page.len() > LIST_PAGE;
+        page.truncate(LIST_PAGE);
+        let tasks = page
+            .iter()
+            .map(listed_task)
+            .collect::<Result<Vec<_>, _>>()?;
+        let next = more
+            .then(|| page.last().map(|task| task.id.as_str()))
+            .flatten();
+        Ok(wire::listed(&tasks, next))
     }
 
     /// `tasks/cancel`: the task, cancelled.
@@ -311,6 +374,36 @@ impl Session {
         self.answer_task(&row.id, &answers, caller, &request_id)
             .await
     }
+}
+
+/// How many tasks one page of `tasks/list` holds.
+const LIST_PAGE: usize = 50;
+
+/// Whether `id` is shaped as the ids the store makes (32 hex digits).
+fn is_task_id(id: &str) -> bool {
+    id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// A listed task as `tasks/list` shows it; a `working` task no replica touched
+/// for [`STALE_AFTER`] shows `failed`, as `tasks/get` would make it.
+fn listed_task(summary: &TaskSummary) -> Result<Task, ErrorData> {
+    let working = summary.status == stored(TaskStatus::Working);
+    let lost = working && now_ms() - summary.updated_ms > STALE_AFTER.as_millis() as i64;
+    let row = TaskRow {
+        id: summary.id.clone(),
+        principal: None,
+        status: match lost {
+            true => stored(TaskStatus::Failed),
+            false => summary.status.clone(),
+        },
+        body: None,
+        call: String::new(),
+        created_ms: summary.created_ms,
+        updated_ms: summary.updated_ms,
+        expires_at: 0,
+        version: 0,
+    };
+    task_of(&row)
 }
 
 /// What 2025-11-25's `statusMessage` says of a task: why it failed, or what
