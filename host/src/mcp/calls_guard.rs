@@ -20,7 +20,7 @@ use super::call_stream::{self, CallOutlet};
 use super::limits::{self, RATE_LIMITED, Refusal};
 use super::oauth::Rejection;
 use super::sessions::SESSION_HEADER;
-use super::tasks::edge::{self, Augmented};
+use super::tasks::edge::{Augmented, TaskAsked};
 use super::token_guard::{Scoped, refuse_token};
 use crate::catalog::Caller;
 
@@ -47,6 +47,19 @@ struct Probe {
 struct ProbeParams {
     #[serde(default)]
     name: Option<serde_json::Value>,
+    /// 2025-11-25's `task`, which rmcp does not parse (see `tasks::edge`).
+    /// Read as any value, so that a malformed one cannot make the guard
+    /// miss the call.
+    #[serde(default)]
+    task: Option<serde_json::Value>,
+}
+
+/// One `tools/call` of a POST body, as the guard reads it.
+struct Call {
+    id: serde_json::Value,
+    tool: String,
+    /// The `task` it asks for, when it is one the edge can read.
+    task: Option<TaskAsked>,
 }
 
 /// Whether a POST body is a JSON-RPC batch (an array) rather than one message.
@@ -54,9 +67,9 @@ fn is_batch(body: &[u8]) -> bool {
     body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[')
 }
 
-/// The `tools/call`s of a POST body (one message or a batch): each one's id and
-/// tool name. A body that does not parse has none; rmcp answers it.
-fn tools_calls(body: &[u8]) -> Vec<(serde_json::Value, String)> {
+/// The `tools/call`s of a POST body (one message or a batch). A body that does
+/// not parse has none; rmcp answers it.
+fn tools_calls(body: &[u8]) -> Vec<Call> {
     let messages: Vec<Probe> = if is_batch(body) {
         serde_json::from_slice(body).unwrap_or_default()
     } else {
@@ -68,12 +81,14 @@ fn tools_calls(body: &[u8]) -> Vec<(serde_json::Value, String)> {
         .into_iter()
         .filter(|m| m.method.as_deref() == Some("tools/call"))
         .map(|m| {
-            let name = m
-                .params
-                .and_then(|p| p.name)
-                .and_then(|n| n.as_str().map(str::to_owned))
-                .unwrap_or_default();
-            (m.id, name)
+            let (name, task) = m.params.map_or((None, None), |p| (p.name, p.task));
+            Call {
+                id: m.id,
+                tool: name
+                    .and_then(|n| n.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                task: task.and_then(|task| serde_json::from_value(task).ok()),
+            }
         })
         .collect()
 }
@@ -150,20 +165,18 @@ pub(super) async fn calls(State(calls): State<Calls>, request: Request, next: Ne
             .into_response();
     };
     let called = tools_calls(&bytes);
-    // A 2025-11-25 call's `task`, which rmcp does not parse (see
-    // `tasks::edge`); that revision has no batches.
-    let mentions_task = memchr::memmem::find(&bytes, b"\"task\"").is_some();
-    let augmented = (!called.is_empty() && mentions_task && !is_batch(&bytes))
-        .then(|| edge::augmented_call(&bytes))
-        .flatten();
+    let augmented: Vec<_> = called
+        .iter()
+        .filter_map(|call| Some((serde_json::from_value(call.id.clone()).ok()?, call.task?)))
+        .collect();
     // One call in a handshake-era session: what it sends before its result
     // goes on its own response stream (see `call_stream`).
     let outlet =
         (called.len() == 1 && parts.headers.contains_key(SESSION_HEADER) && !is_batch(&bytes))
             .then(CallOutlet::open);
     let mut request = Request::from_parts(parts, Body::from(bytes));
-    if let Some(augmented) = augmented {
-        request.extensions_mut().insert(Augmented(vec![augmented]));
+    if !augmented.is_empty() {
+        request.extensions_mut().insert(Augmented(augmented));
     }
     if called.is_empty() {
         return next.run(request).await;
@@ -175,7 +188,7 @@ pub(super) async fn calls(State(calls): State<Calls>, request: Request, next: Ne
         .extensions()
         .get::<Caller>()
         .and_then(|c| c.principal.clone());
-    for (id, tool) in called {
+    for Call { id, tool, .. } in called {
         if let Err(refusal) = server.limiter.check(principal.as_deref(), &tool) {
             limits::log_refusal(server, principal.as_deref(), &tool, &refusal);
             return too_many(id, &refusal);
@@ -204,15 +217,11 @@ pub(super) async fn calls(State(calls): State<Calls>, request: Request, next: Ne
 /// configured scope grants: the 403 `insufficient_scope` answer naming the
 /// scopes to ask for (the client may step up and retry). A tool no scope can
 /// unlock is left to the handler, which answers `missing_privilege`.
-fn step_up(
-    server: &Server,
-    request: &Request,
-    called: &[(serde_json::Value, String)],
-) -> Option<Response> {
+fn step_up(server: &Server, request: &Request, called: &[Call]) -> Option<Response> {
     let scoped = request.extensions().get::<Scoped>()?;
     let caller = request.extensions().get::<Caller>()?;
     let catalog = server.catalog();
-    for (_, name) in called {
+    for Call { tool: name, .. } in called {
         let Some(tool) = catalog.tool(name) else {
             continue;
         };
@@ -229,4 +238,26 @@ fn step_up(
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_is_read_with_its_task_and_a_malformed_task_hides_no_call() {
+        let asked = tools_calls(
+            br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","task":{"ttl":5}}}"#,
+        );
+        assert_eq!(asked.len(), 1);
+        assert_eq!(asked[0].tool, "slow");
+        assert_eq!(asked[0].task, Some(TaskAsked { ttl: Some(5) }));
+        // Still a call the rate limits count, only not a task.
+        let malformed = tools_calls(
+            br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slow","task":"soon"}}"#,
+        );
+        assert_eq!(malformed.len(), 1);
+        assert_eq!(malformed[0].tool, "slow");
+        assert_eq!(malformed[0].task, None);
+    }
 }

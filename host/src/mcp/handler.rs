@@ -118,7 +118,7 @@ pub(super) fn parts(ctx: &RequestContext<RoleServer>) -> Option<&axum::http::req
 /// Who sends a request: the local operator over stdio; over HTTP, the caller the
 /// HTTP guard put in the request's extensions. An HTTP request without one is
 /// refused, never taken for the local operator.
-fn caller_of(
+pub(super) fn caller_of(
     transport: Transport,
     parts: Option<&axum::http::request::Parts>,
 ) -> Result<Caller, ErrorData> {

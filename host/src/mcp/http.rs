@@ -47,14 +47,13 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-
-use super::tasks::edge::EdgeSessions;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 use super::calls_guard::{Calls, calls};
 use super::oauth::ResourceServer;
 use super::sessions::{self, Sessions};
+use super::tasks::edge::EdgeSessions;
 use super::token_guard::{Guard, guard, protected_resource};
 use super::{Metrics, Server, Session, Tokens};
 use crate::config::HostSettings;

@@ -42,6 +42,15 @@ impl Facts {
     }
 }
 
+/// A call the server cannot take now (`-32000`), saying why.
+pub(super) fn unavailable(why: &str) -> ErrorData {
+    ErrorData::new(
+        rmcp::model::ErrorCode(-32000),
+        format!("Service unavailable: {why}"),
+        None,
+    )
+}
+
 /// The answer to a call of a tool the catalog does not have, or one the caller
 /// may not see: the same, so the two cannot be told apart.
 fn unknown_tool(name: &str) -> ErrorData {
@@ -63,11 +72,7 @@ impl Session {
         let Some(guard) = self.server.drain.admit() else {
             tracing::info!(error.type = "shutting_down", tool, "call refused: the server is shutting down");
             facts.outcome = "shutting_down";
-            return Err(ErrorData::new(
-                rmcp::model::ErrorCode(-32000),
-                "Service unavailable: the server is shutting down",
-                None,
-            ));
+            return Err(unavailable("the server is shutting down"));
         };
         let principal = caller.principal.as_deref();
         if let Err(refusal) = self.server.limiter.check(principal, tool) {

@@ -8,7 +8,8 @@
 //! 2025-11-25:
 //! - the `task` a `tools/call` asks for is read from the message as it came
 //!   in, before rmcp parses it: on stdio by the [`Tap`] on the input, on HTTP by
-//!   the calls guard, which reads each POST body anyway ([`Augmented`]);
+//!   the calls guard, which parses each POST body for its calls anyway
+//!   ([`Augmented`]);
 //! - [`Edge`], around the session's transport, hands such a `tools/call`, and
 //!   every `tasks/get` and `tasks/cancel`, to the handler as a custom request
 //!   (`tasks/result` arrives as one already), marked with what it asked for;
@@ -25,9 +26,9 @@ use futures_core::Stream;
 use rmcp::RoleServer;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientRequest, CustomRequest, CustomResult, JsonRpcMessage,
-    JsonRpcResponse, ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult,
+    JsonRpcResponse, RequestId, ServerJsonRpcMessage, ServerResult,
 };
-use rmcp::transport::Transport;
+use rmcp::transport::Transport as RmcpTransport;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::{
     EventStore, RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
@@ -36,6 +37,7 @@ use serde::Deserialize;
 
 use crate::catalog::Caller;
 use crate::mcp::Server;
+use crate::mcp::handler::{Transport, caller_of};
 use crate::render::Revision;
 
 /// What a `tools/call` asked for in its `task` member (`TaskMetadata`): a
@@ -74,8 +76,9 @@ struct ProbeParams {
 }
 
 /// The id and `task` of `message` when it is a `tools/call` that asks to run
-/// as a task.
-pub fn augmented_call(message: &[u8]) -> Option<(RequestId, TaskAsked)> {
+/// as a task. Only a message that mentions `"task"` is parsed.
+fn augmented_call(message: &[u8]) -> Option<(RequestId, TaskAsked)> {
+    memchr::memmem::find(message, b"\"task\"")?;
     let probe: Probe = serde_json::from_slice(message).ok()?;
     if probe.method != "tools/call" {
         return None;
@@ -104,8 +107,7 @@ impl Seen {
 }
 
 /// A stdio client's input, passed on unchanged to rmcp, whose lines that are
-/// task-augmented `tools/call`s are noted in [`Seen`]. Only a line that
-/// mentions `"task"` is parsed.
+/// task-augmented `tools/call`s are noted in [`Seen`].
 pub struct Tap<R> {
     inner: R,
     line: Vec<u8>,
@@ -129,7 +131,6 @@ impl<R> Tap<R> {
         while let Some(end) = memchr::memchr(b'\n', bytes) {
             self.extend(&bytes[..end]);
             if !self.skipping
-                && memchr::memmem::find(&self.line, b"\"task\"").is_some()
                 && let Some((id, asked)) = augmented_call(&self.line)
             {
                 self.seen.put(id, asked);
@@ -195,8 +196,8 @@ pub struct Edge<T> {
 /// caller the server tells from others (a token's or OAuth principal, or
 /// the one stdio client), as 2025-11-25 asks. The open caller of a loopback
 /// server without tokens is anyone who can connect.
-pub fn lists_tasks(transport: crate::mcp::handler::Transport, caller: &Caller) -> bool {
-    transport == crate::mcp::handler::Transport::Stdio || caller.principal.is_some()
+pub fn lists_tasks(transport: Transport, caller: &Caller) -> bool {
+    transport == Transport::Stdio || caller.principal.is_some()
 }
 
 impl<T> Edge<T> {
@@ -214,14 +215,12 @@ impl<T> Edge<T> {
     /// Whether the caller that sent an `initialize` with `extensions` is
     /// offered `tasks/list`.
     fn identified(&self, extensions: &rmcp::model::Extensions) -> bool {
-        use crate::mcp::handler::Transport;
-        match &self.source {
-            Source::Tap(_) => lists_tasks(Transport::Stdio, &Caller::local()),
-            Source::Http => extensions
-                .get::<axum::http::request::Parts>()
-                .and_then(|parts| parts.extensions.get::<Caller>())
-                .is_some_and(|caller| lists_tasks(Transport::Http, caller)),
-        }
+        let transport = match self.source {
+            Source::Tap(_) => Transport::Stdio,
+            Source::Http => Transport::Http,
+        };
+        let parts = extensions.get::<axum::http::request::Parts>();
+        caller_of(transport, parts).is_ok_and(|caller| lists_tasks(transport, &caller))
     }
 
     fn asked(&self, id: &RequestId, extensions: &rmcp::model::Extensions) -> Option<TaskAsked> {
@@ -277,17 +276,15 @@ impl<T> Edge<T> {
         } = response;
         let result = match result {
             ServerResult::InitializeResult(init) => {
-                self.tasks = init.protocol_version == ProtocolVersion::V_2025_11_25;
-                if !self.tasks {
-                    return JsonRpcMessage::Response(JsonRpcResponse {
-                        jsonrpc,
-                        id,
-                        result: ServerResult::InitializeResult(init),
-                    });
+                let revision = init.protocol_version.to_string().parse();
+                self.tasks = revision.is_ok_and(applies_to);
+                if self.tasks {
+                    let mut value = serde_json::to_value(&init).unwrap_or_default();
+                    crate::render::task::declare_handshake_tasks(&mut value, self.identified);
+                    ServerResult::CustomResult(CustomResult(value))
+                } else {
+                    ServerResult::InitializeResult(init)
                 }
-                let mut value = serde_json::to_value(&init).unwrap_or_default();
-                crate::render::task::declare_handshake_tasks(&mut value, self.identified);
-                ServerResult::CustomResult(CustomResult(value))
             }
             ServerResult::ListToolsResult(list) if self.tasks => {
                 let catalog = self.server.catalog();
@@ -326,7 +323,7 @@ fn as_custom<P: serde::Serialize>(
     custom
 }
 
-impl<T: Transport<RoleServer>> Transport<RoleServer> for Edge<T> {
+impl<T: RmcpTransport<RoleServer>> RmcpTransport<RoleServer> for Edge<T> {
     type Error = T::Error;
 
     fn send(

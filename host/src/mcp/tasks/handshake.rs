@@ -29,14 +29,15 @@ use serde_json::Value;
 
 use super::edge::TaskAsked;
 use super::{
-    CANCEL_POLL, Called, Resume, STALE_AFTER, Start, new_row, now_ms, pending_questions, status_of,
-    store_failed, stored, task_of,
+    CANCEL_POLL, Called, Resume, Start, is_lost, new_row, now_ms, pending_questions, status_of,
+    store_failed, stored, task_from, task_of,
 };
 use crate::catalog::Caller;
 use crate::mcp::handler::Session;
+use crate::mcp::tools_call::unavailable;
 use crate::render::task as wire;
 use crate::runtime::TaskSupport;
-use crate::store::{TaskRow, TaskSummary};
+use crate::store::TaskSummary;
 
 /// A tool's `execution.taskSupport` on 2025-11-25; `None` for the default,
 /// `forbidden`.
@@ -157,13 +158,6 @@ impl Session {
         start: Start,
         call: impl Future<Output = Called> + Send + 'static,
     ) -> Result<CreateTaskResult, ErrorData> {
-        let unavailable = |why: &str| {
-            ErrorData::new(
-                rmcp::model::ErrorCode(-32000),
-                format!("Service unavailable: {why}"),
-                None,
-            )
-        };
         let Some(in_flight) = self.server.drain.admit() else {
             return Err(unavailable("the server is shutting down"));
         };
@@ -174,14 +168,7 @@ impl Session {
                 "{max} tasks are running, as many as this server runs at once; try again later"
             )));
         };
-        let resume = Resume {
-            tool: start.tool.clone(),
-            arguments: start.arguments.clone(),
-            mode: start.mode.as_str().to_owned(),
-            capabilities: start.capabilities.clone(),
-            revision: Some(start.revision.as_str().to_owned()),
-            ..Resume::default()
-        };
+        let resume = Resume::of(&start);
         let row = new_row(&start.caller, &resume, now_ms()).map_err(store_failed)?;
         self.server
             .store
@@ -384,26 +371,15 @@ fn is_task_id(id: &str) -> bool {
     id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-/// A listed task as `tasks/list` shows it; a `working` task no replica touched
-/// for [`STALE_AFTER`] shows `failed`, as `tasks/get` would make it.
+/// A listed task as `tasks/list` shows it; a task lost with its replica
+/// shows `failed`, as `tasks/get` would make it.
 fn listed_task(summary: &TaskSummary) -> Result<Task, ErrorData> {
-    let working = summary.status == stored(TaskStatus::Working);
-    let lost = working && now_ms() - summary.updated_ms > STALE_AFTER.as_millis() as i64;
-    let row = TaskRow {
-        id: summary.id.clone(),
-        principal: None,
-        status: match lost {
-            true => stored(TaskStatus::Failed),
-            false => summary.status.clone(),
-        },
-        body: None,
-        call: String::new(),
-        created_ms: summary.created_ms,
-        updated_ms: summary.updated_ms,
-        expires_at: 0,
-        version: 0,
+    let lost = is_lost(&summary.status, summary.updated_ms);
+    let status = match lost {
+        true => stored(TaskStatus::Failed),
+        false => summary.status.clone(),
     };
-    task_of(&row)
+    task_from(&summary.id, &status, summary.created_ms, summary.updated_ms)
 }
 
 /// What 2025-11-25's `statusMessage` says of a task: why it failed, or what

@@ -123,12 +123,25 @@ struct Resume {
     #[serde(default)]
     responses: BTreeMap<String, Value>,
     /// The revision the task's caller speaks: 2025-11-25 for a task the
-    /// caller asked for (`tasks/*`); none for the 2026-07-28 extension's.
+    /// caller asked for (`tasks/*`), 2026-07-28 for the extension's (rows
+    /// written before this was kept have none).
     #[serde(default)]
     revision: Option<String>,
 }
 
 impl Resume {
+    /// What a new task's row holds to go on with the call `start`.
+    fn of(start: &Start) -> Resume {
+        Resume {
+            tool: start.tool.clone(),
+            arguments: start.arguments.clone(),
+            mode: start.mode.as_str().to_owned(),
+            capabilities: start.capabilities.clone(),
+            revision: Some(start.revision.as_str().to_owned()),
+            ..Resume::default()
+        }
+    }
+
     /// The revision the task's result is rendered for.
     fn revision(&self) -> Revision {
         self.revision
@@ -157,9 +170,18 @@ fn stored(status: TaskStatus) -> String {
 }
 
 fn status_of(row: &TaskRow) -> Result<TaskStatus, ErrorData> {
-    serde_json::from_value(Value::String(row.status.clone())).map_err(|_| {
-        ErrorData::internal_error(format!("task {} has an unknown status", row.id), None)
-    })
+    parse_status(&row.id, &row.status)
+}
+
+fn parse_status(id: &str, status: &str) -> Result<TaskStatus, ErrorData> {
+    serde_json::from_value(Value::String(status.to_owned()))
+        .map_err(|_| ErrorData::internal_error(format!("task {id} has an unknown status"), None))
+}
+
+/// Whether a task with `status`, last touched at `updated_ms`, was lost with
+/// its replica: `working`, and untouched for [`STALE_AFTER`].
+fn is_lost(status: &str, updated_ms: i64) -> bool {
+    status == stored(TaskStatus::Working) && now_ms() - updated_ms > STALE_AFTER.as_millis() as i64
 }
 
 fn store_failed(error: StoreError) -> ErrorData {
@@ -179,11 +201,16 @@ fn iso(ms: i64) -> String {
 
 /// The task as the extension shows it, without what it holds.
 fn task_of(row: &TaskRow) -> Result<Task, ErrorData> {
+    task_from(&row.id, &row.status, row.created_ms, row.updated_ms)
+}
+
+/// A task as callers are shown it, from its id, stored status and times.
+fn task_from(id: &str, status: &str, created_ms: i64, updated_ms: i64) -> Result<Task, ErrorData> {
     Ok(Task::new(
-        row.id.clone(),
-        status_of(row)?,
-        iso(row.created_ms),
-        iso(row.updated_ms),
+        id.to_owned(),
+        parse_status(id, status)?,
+        iso(created_ms),
+        iso(updated_ms),
     )
     .with_ttl_ms(TASK_TTL.as_millis() as u64)
     .with_poll_interval_ms(POLL_INTERVAL.as_millis() as u64))
@@ -277,13 +304,7 @@ impl Session {
             };
             let slot = (slot, in_flight);
             let created = now_ms();
-            let resume = Resume {
-                tool: start.tool.clone(),
-                arguments: start.arguments.clone(),
-                mode: start.mode.as_str().to_owned(),
-                capabilities: start.capabilities.clone(),
-                ..Resume::default()
-            };
+            let resume = Resume::of(&start);
             let row = match new_row(&start.caller, &resume, created) {
                 Ok(row) => row,
                 Err(error) => {
@@ -376,7 +397,7 @@ impl Session {
         mut resume: Resume,
         start: &Start,
     ) -> (TaskStatus, Option<String>, Resume) {
-        let handshake = resume.revision.is_some();
+        let handshake = edge::applies_to(resume.revision());
         match called {
             Called::Finished(result) => self.rendered(result, resume, start, handshake).await,
             // A 2025-11-25 task answers what its call would have answered: a

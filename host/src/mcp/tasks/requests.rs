@@ -10,7 +10,7 @@ use rmcp::model::{
 };
 use serde_json::{Value, json};
 
-use super::{Resume, STALE_AFTER, now_ms, status_of, store_failed, stored, task_of, text};
+use super::{Resume, is_lost, now_ms, status_of, store_failed, stored, task_of, text};
 use crate::catalog::Caller;
 use crate::mcp::handler::Session;
 use crate::store::TaskRow;
@@ -83,9 +83,7 @@ impl Session {
         caller: &Caller,
     ) -> Result<TaskRow, ErrorData> {
         let mut row = self.task_row(id, caller).await?;
-        while row.status == stored(TaskStatus::Working)
-            && now_ms() - row.updated_ms > STALE_AFTER.as_millis() as i64
-        {
+        while is_lost(&row.status, row.updated_ms) {
             let error = ErrorData::internal_error(
                 "the replica running this task stopped before the task ended; call the tool again",
                 None,
