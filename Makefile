@@ -13,7 +13,7 @@ LANG_GUESTS := $(LANG_OUT)/js_tools.wasm $(LANG_OUT)/js_legacy_app.wasm $(LANG_O
 	$(LANG_OUT)/js_notes.wasm \
 	$(LANG_OUT)/py_tools.wasm $(LANG_OUT)/py_web.wasm $(LANG_OUT)/c_tools.wasm
 
-.PHONY: run test setup postgres registry guests rust-guests lint unit a2a-check conformance clients bless build test-build soak bench fuzz
+.PHONY: run test setup postgres registry guests rust-guests lint unit a2a-check conformance clients bless build test-build soak bench pgo fuzz
 
 ## Build the host (release: optimised Cranelift) and the example tools, and serve
 ## them over MCP on stdio (the client snippet goes to stderr). For HTTP:
@@ -192,16 +192,19 @@ bless:
 ## process-level ones (examples/bench.rs: stdio against a bare rmcp server, HTTP
 ## under wrk, start-up, memory); prints one table and writes it into
 ## docs/benchmarks.md. Optional: WASSETTE=/path/to/wassette (built by hand) adds the
-## peer; QUICK=1 shortens every run. About 10 minutes on 2 cores.
+## peer; QUICK=1 shortens every run; PGO=1 builds `make pgo` first and measures its
+## binary's stdio calls, start-up and memory beside the plain one's. About 10 minutes
+## on 2 cores (PGO=1: the three builds of `make pgo` more).
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 BENCH_BIN := target/bench/bin
 
-bench: guests
+bench: guests $(if $(filter 1,$(PGO)),pgo)
 	command -v wrk >/dev/null || (apt-get update && apt-get install -y wrk)
 	$(CARGO) build --release --locked --bin toolhost --examples
 	# Copies: a shared target directory may be rebuilt under the running bench.
 	mkdir -p $(BENCH_BIN)
 	cp $(TARGET_DIR)/release/toolhost $(TARGET_DIR)/release/examples/native_add $(TARGET_DIR)/release/examples/bench $(BENCH_BIN)/
+	$(if $(filter 1,$(PGO)),cp $(PGO_DIR)/toolhost $(BENCH_BIN)/toolhost-pgo)
 	# Out of the page cache, so they start as a deployed binary does, read from
 	# disk: pages just written by cp map differently (P5 read 5 MiB more).
 	sync
@@ -209,7 +212,32 @@ bench: guests
 	# As a service runs: RUST_BACKTRACE makes every error on a fault path walk the stack.
 	env -u RUST_BACKTRACE $(CARGO) bench --locked --bench call
 	env -u RUST_BACKTRACE TOOLHOST=$(BENCH_BIN)/toolhost NATIVE_ADD=$(BENCH_BIN)/native_add \
+		$(if $(filter 1,$(PGO)),TOOLHOST_PGO=$(BENCH_BIN)/toolhost-pgo) \
 		CRITERION_DIR=$(TARGET_DIR)/criterion WASSETTE=$(WASSETTE) QUICK=$(QUICK) $(BENCH_BIN)/bench
+
+## A profile-guided build of the host, for deployment (docs/operating.md, "Speed"):
+## an instrumented build serves the example tools to tests/bench/pgo-train.py
+## (every example tool over stdio in each handshake revision and over Streamable
+## HTTP, failures included), and a release build then lays out and optimises its
+## code by that profile. Three builds: about 45 minutes on 2 cores. The binary is
+## target/pgo/toolhost; `PGO=1 make bench` measures it beside the plain one.
+PGO_DIR := $(TARGET_DIR)/pgo
+HOST_TRIPLE = $(shell rustc -vV | sed -n 's/^host: //p')
+LLVM_PROFDATA = $(shell rustc --print sysroot)/lib/rustlib/$(HOST_TRIPLE)/bin/llvm-profdata
+# `--target`: the flags reach the host's code only, not build scripts or macros.
+PGO_BUILD = $(CARGO) build --release --locked --bin toolhost --target $(HOST_TRIPLE)
+
+pgo: guests
+	rustup component add llvm-tools
+	rm -rf $(PGO_DIR)/profiles
+	RUSTFLAGS="-Cprofile-generate=$(abspath $(PGO_DIR))/profiles" \
+		$(PGO_BUILD) --target-dir $(PGO_DIR)/generate
+	$(PYTHON) tests/bench/pgo-train.py $(PGO_DIR)/generate/$(HOST_TRIPLE)/release/toolhost
+	$(LLVM_PROFDATA) merge -o $(PGO_DIR)/toolhost.profdata $(PGO_DIR)/profiles
+	# keep-text-section-prefix: the hot functions together, the cold ones apart.
+	RUSTFLAGS="-Cprofile-use=$(abspath $(PGO_DIR))/toolhost.profdata -Clink-arg=-Wl,-z,keep-text-section-prefix" \
+		$(PGO_BUILD) --target-dir $(PGO_DIR)/use
+	cp $(PGO_DIR)/use/$(HOST_TRIPLE)/release/toolhost $(PGO_DIR)/toolhost
 
 ## Fuzzing (not part of `make test`): each cargo-fuzz target of fuzz/ for
 ## FUZZ_SECONDS seconds, one after the other. The stable toolchain serves: cargo-fuzz

@@ -7,8 +7,9 @@
 //! `docs/benchmarks.md`.
 //!
 //! Environment: `TOOLHOST` and `NATIVE_ADD` (the binaries), `CRITERION_DIR`
-//! (criterion's output), optional `WASSETTE`, `WRK` (default `wrk`), `QUICK=1`
-//! (shorter runs).
+//! (criterion's output), optional `TOOLHOST_PGO` (the profile-guided build of
+//! `make pgo`, whose stdio calls, start-up and memory are then measured beside
+//! the plain build's), `WASSETTE`, `WRK` (default `wrk`), `QUICK=1` (shorter runs).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -428,6 +429,8 @@ fn main() {
     let rounds = if quick { 1 } else { 3 };
     let wrk_seconds = if quick { 2 } else { 4 };
     let toolhost = env_path("TOOLHOST").unwrap_or_else(|| root().join("target/release/toolhost"));
+    // The profile-guided build of `make pgo`, measured beside the plain one.
+    let toolhost_pgo = env_path("TOOLHOST_PGO");
     let native = env_path("NATIVE_ADD").expect("NATIVE_ADD names the native rmcp server");
     let wassette = env_path("WASSETTE");
     let criterion = env_path("CRITERION_DIR").unwrap_or_else(|| root().join("target/criterion"));
@@ -612,6 +615,16 @@ fn main() {
             arguments: json!({"a": 2, "b": 3}),
         },
     ];
+    if let Some(pgo) = &toolhost_pgo {
+        let plain = &subjects[0];
+        subjects.push(Subject {
+            label: "toolhost (PGO)",
+            program: pgo.clone(),
+            args: plain.args.clone(),
+            tool: plain.tool.clone(),
+            arguments: plain.arguments.clone(),
+        });
+    }
     let wassette_dir = root().join("target/bench/wassette-plugins");
     if let Some(wassette) = &wassette {
         let _ = std::fs::remove_dir_all(&wassette_dir);
@@ -683,6 +696,19 @@ fn main() {
         "≥ 0.9×",
         format!("{:.2}× ({})", th / nat, verdict(th / nat >= 0.9)),
     );
+    if let Some(pgo) = rate("toolhost (PGO)") {
+        table.row(
+            "P2s with the profile-guided build (`make pgo`) vs bare rmcp native `add`",
+            format!("{pgo:.0} vs {nat:.0} calls/s"),
+            "≥ 0.9×",
+            format!(
+                "{:.2}× ({}); {:.2}× the plain build",
+                pgo / nat,
+                verdict(pgo / nat >= 0.9),
+                pgo / th
+            ),
+        );
+    }
     if let Some(ws) = rate("wassette") {
         table.row(
             "Peer: stdio calls/s, toolhost vs wassette (same calc.wasm)",
@@ -694,34 +720,38 @@ fn main() {
 
     // ---- P4, P5: start-up and memory.
     println!("start-up and memory (P4, P5):");
-    let startup = |label: &'static str, cfg: &Path, runs: usize, cold_dir: Option<&Path>| {
-        let subject = Subject {
-            label,
-            program: toolhost.clone(),
-            args: vec!["serve".into(), "--config".into(), cfg.display().to_string()],
-            tool: String::new(),
-            arguments: Value::Null,
-        };
-        let mut times = Vec::new();
-        let mut rss = Vec::new();
-        let mut private = Vec::new();
-        let mut tools = 0;
-        for _ in 0..runs {
-            if let Some(dir) = cold_dir {
-                let _ = std::fs::remove_dir_all(dir);
+    let startup_of =
+        |program: &Path, label: &'static str, cfg: &Path, runs: usize, cold_dir: Option<&Path>| {
+            let subject = Subject {
+                label,
+                program: program.to_owned(),
+                args: vec!["serve".into(), "--config".into(), cfg.display().to_string()],
+                tool: String::new(),
+                arguments: Value::Null,
+            };
+            let mut times = Vec::new();
+            let mut rss = Vec::new();
+            let mut private = Vec::new();
+            let mut tools = 0;
+            for _ in 0..runs {
+                if let Some(dir) = cold_dir {
+                    let _ = std::fs::remove_dir_all(dir);
+                }
+                let (t, r, n, p) = start_up(&subject);
+                times.push(t.as_secs_f64());
+                rss.push(r as f64);
+                private.push(p as f64);
+                tools = n;
             }
-            let (t, r, n, p) = start_up(&subject);
-            times.push(t.as_secs_f64());
-            rss.push(r as f64);
-            private.push(p as f64);
-            tools = n;
-        }
-        (
-            Duration::from_secs_f64(median(times)),
-            median(rss) as u64,
-            tools,
-            median(private) as u64,
-        )
+            (
+                Duration::from_secs_f64(median(times)),
+                median(rss) as u64,
+                tools,
+                median(private) as u64,
+            )
+        };
+    let startup = |label: &'static str, cfg: &Path, runs: usize, cold_dir: Option<&Path>| {
+        startup_of(&toolhost, label, cfg, runs, cold_dir)
     };
     let examples = rust_examples();
     let examples_cfg = toolhost_config("examples", &examples, "");
@@ -750,6 +780,32 @@ fn main() {
             verdict(rss as f64 * 1024.0 <= 30e6)
         ),
     );
+    if let Some(pgo) = &toolhost_pgo {
+        startup_of(pgo, "pgo-warm", &examples_cfg, 1, None);
+        let (pgo_t, pgo_rss, _, pgo_private) = startup_of(pgo, "pgo", &examples_cfg, 7, None);
+        table.row(
+            "P4 start-up with the profile-guided build (`make pgo`), the Rust examples",
+            ms(pgo_t),
+            "≤ 50 ms",
+            format!(
+                "{:.2}× target ({}); {:.2}× the plain build",
+                pgo_t.as_secs_f64() / 0.05,
+                verdict(pgo_t.as_secs_f64() <= 0.05),
+                pgo_t.as_secs_f64() / t.as_secs_f64()
+            ),
+        );
+        table.row(
+            "P5 resident memory with the profile-guided build (`make pgo`), the examples idle (private)",
+            format!("{} ({})", mib(pgo_rss), mib(pgo_private)),
+            "≤ 30 MB",
+            format!(
+                "{:.2}× target ({}); {:.2}× the plain build",
+                pgo_rss as f64 * 1024.0 / 30e6,
+                verdict(pgo_rss as f64 * 1024.0 <= 30e6),
+                pgo_rss as f64 / rss as f64
+            ),
+        );
+    }
     let mut ten = rust_examples();
     ten.push(("js".into(), lang_guest("js_tools")));
     ten.push(("py".into(), lang_guest("py_tools")));
