@@ -219,7 +219,7 @@ bench: guests $(if $(filter 1,$(PGO)),pgo)
 ## an instrumented build serves the example tools to tests/bench/pgo-train.py
 ## (every example tool over stdio in each handshake revision and over Streamable
 ## HTTP, failures included), and a release build then lays out and optimises its
-## code by that profile. Three builds: about 45 minutes on 2 cores. The binary is
+## code by that profile. Two full builds: 37 minutes on a slow 2-core VM. The binary is
 ## target/pgo/toolhost; `PGO=1 make bench` measures it beside the plain one.
 PGO_DIR := $(TARGET_DIR)/pgo
 HOST_TRIPLE = $(shell rustc -vV | sed -n 's/^host: //p')
