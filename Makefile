@@ -194,7 +194,7 @@ bless:
 ## docs/benchmarks.md. Optional: WASSETTE=/path/to/wassette (built by hand) adds the
 ## peer; QUICK=1 shortens every run; PGO=1 builds `make pgo` first and measures its
 ## binary's stdio calls, start-up and memory beside the plain one's. About 10 minutes
-## on 2 cores (PGO=1: the three builds of `make pgo` more).
+## on 2 cores (PGO=1: the two builds of `make pgo` more).
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 BENCH_BIN := target/bench/bin
 
