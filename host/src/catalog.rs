@@ -584,8 +584,12 @@ impl Catalog {
         };
         let called = match &tool.provider {
             Provider::Component(plugin) => {
+                // `to_string` writes into the `String` directly; `Value`'s
+                // `Display` goes through a formatter adapter (1.25 % of P1).
+                let arguments =
+                    serde_json::to_string(arguments).expect("a JSON value always serializes");
                 plugin
-                    .call(&tool.descriptor.name, arguments.to_string(), &context, io)
+                    .call(&tool.descriptor.name, arguments, &context, io)
                     .await
             }
             Provider::Webhook(webhook) => Called::Finished(
