@@ -4,7 +4,8 @@
 //! receives (for MCP, the `result` member of the JSON-RPC response as rmcp writes
 //! it; `tests/wire.rs` checks that against running servers), then a newline.
 //! Every MCP rendering is also validated against the official JSON schema of its
-//! revision (`CallToolResult`).
+//! revision (`CallToolResult`), and written as text for stdio
+//! (`RenderContext::mcp_as_text`), which must give the same bytes.
 //!
 //! To regenerate after an intended change: `TOOLHOST_BLESS=1 make test`, then
 //! review `git diff tests/golden` before committing: the diff *is* the change in
@@ -49,6 +50,20 @@ async fn golden_matrix() {
                 .join(format!("{target}.json"));
             expected_files.insert(path.clone());
 
+            // Over stdio the mapper writes the text itself: the same bytes.
+            if let Target::Mcp { .. } = target {
+                let mut stdio = ctx;
+                stdio.mcp_as_text = true;
+                let written = mapper.render(&sample.result, target, &stdio).await;
+                let written = written.rendering.into_json() + "\n";
+                if written != text {
+                    mismatches.push(format!(
+                        "{}: the text written for stdio differs from rmcp's from byte {}",
+                        path.display(),
+                        first_difference(&text, &written)
+                    ));
+                }
+            }
             if let Target::Mcp { revision, .. } = target
                 && let Err(errors) =
                     schemas.check_call_tool_result(revision, &rendered.rendering.to_value())

@@ -9,7 +9,11 @@
 //! - `call/floor`: the floor under it: wasmtime alone instantiating the same
 //!   component in the same engine (the pooling one toolhost builds) and calling
 //!   `add` through the same bindings, with an empty WASI context.
-//! - `render/<size>/<target>`: the mapper alone, for every target.
+//! - `render/<size>/<target>`: the mapper alone, for every target, to the bytes
+//!   a client receives over Streamable HTTP (for MCP, rmcp's typed result
+//!   serialized as rmcp does).
+//! - `render-stdio/<size>/<target>`: the same for every MCP target over stdio,
+//!   where the mapper writes the result's JSON text itself, in one pass.
 //! - `offload/sqlite/1MB`: a 1 MB result over the limit, stored in SQLite and
 //!   rendered as a link.
 //! - `http/*` (issue #13, measured side by side in rounds, not by criterion:
@@ -288,16 +292,39 @@ fn render(c: &mut Criterion) {
                         || result.clone(),
                         |result| async {
                             let rendered = mapper.render_owned(result, target, &ctx).await;
-                            rendered.rendering.to_json()
+                            rendered.rendering.into_json()
                         },
                         BatchSize::SmallInput,
                     )
                 } else {
                     b.to_async(&rt).iter(|| async {
                         let rendered = mapper.render(&result, target, &ctx).await;
-                        rendered.rendering.to_json()
+                        rendered.rendering.into_json()
                     })
                 }
+            });
+        }
+        group.finish();
+
+        // Over stdio the mapper writes the text itself, from the borrowed result
+        // (the edge gives the result away, but nothing of it moves into the
+        // text: it is dropped after the rendering, as the borrowing rows above
+        // leave it out).
+        let mut group = c.benchmark_group(format!("render-stdio/{label}"));
+        if bytes > 100_000 {
+            group.sample_size(10);
+        }
+        let mut text_ctx = ctx;
+        text_ctx.mcp_as_text = true;
+        for target in Target::all() {
+            if !matches!(target, Target::Mcp { .. }) {
+                continue;
+            }
+            group.bench_function(target.to_string(), |b| {
+                b.to_async(&rt).iter(|| async {
+                    let rendered = mapper.render(&result, target, &text_ctx).await;
+                    rendered.rendering.into_json()
+                })
             });
         }
         group.finish();

@@ -487,12 +487,17 @@ fn main() {
         ));
     }
     // P3: each renderer to the bytes a client receives, beside the floor (the data
-    // alone written once by serde_json). The 24 KB goal holds for the revisions
-    // without structured content; the others carry the data twice (structured
-    // content and text) and are shown as they are.
-    for size in ["1KB", "24KB", "1MB"] {
-        let prefix = format!("render/{size}/");
-        let floor = get(&format!("{prefix}floor"));
+    // alone written once by serde_json), over Streamable HTTP (rmcp serializes
+    // the typed result) and over stdio (the mapper writes the text). The 24 KB
+    // goal holds for the revisions without structured content; the others carry
+    // the data twice (structured content and text) and are shown as they are.
+    let edges = [("render", "over HTTP"), ("render-stdio", "over stdio")];
+    for (size, (group_name, edge)) in ["1KB", "24KB", "1MB"]
+        .into_iter()
+        .flat_map(|size| edges.map(|edge| (size, edge)))
+    {
+        let prefix = format!("{group_name}/{size}/");
+        let floor = get(&format!("render/{size}/floor"));
         let per: Vec<(&str, f64)> = est
             .iter()
             .filter_map(|(k, v)| Some((k.strip_prefix(&prefix)?, *v)))
@@ -544,7 +549,7 @@ fn main() {
             };
             table.row(
                 &format!(
-                    "P3 mapper to wire bytes, {size} result, {label} ({} renderers)",
+                    "P3 mapper to wire bytes {edge}, {size} result, {label} ({} renderers)",
                     group.len()
                 ),
                 measured,

@@ -23,6 +23,7 @@ mod prompts;
 pub mod reload;
 mod resources;
 mod sessions;
+mod stdio;
 mod tasks;
 mod token_guard;
 mod tools;
@@ -307,7 +308,7 @@ pub async fn serve_stdio(
     let seen = Arc::new(tasks::edge::Seen::default());
     let stdin = tasks::edge::Tap::new(stdin, seen.clone());
     let transport = tasks::edge::Edge::new(
-        rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout),
+        stdio::StdioTransport::new(stdin, stdout),
         tasks::edge::Source::Tap(seen),
         server.clone(),
     );

@@ -21,6 +21,7 @@ use super::events;
 use super::handler::{SERVER, Session, Transport, output_mode, parts, revision};
 use super::limits;
 use super::prometheus::UNKNOWN_TOOL;
+use super::stdio;
 use super::tasks::{self, edge::TaskAsked};
 use super::trace::RequestTrace;
 use super::{TokenId, audit};
@@ -290,11 +291,15 @@ impl Session {
 
         let principal = caller.principal.as_deref();
         let schema = tool.descriptor.output_schema.as_ref();
+        // On stdio the answer to this `tools/call` goes out as the text the
+        // mapper writes (see `stdio`); a 2025-11-25 task's (`asked`) is wrapped
+        // by the handler first, so it stays typed.
+        let as_text = self.transport == Transport::Stdio && asked.is_none();
         self.render_call(
             name,
             schema,
             result,
-            (revision, mode),
+            (revision, mode, as_text),
             request_id,
             principal,
         )
@@ -304,7 +309,9 @@ impl Session {
     }
 
     /// The mapper's rendering of the result of a call of the tool `name`
-    /// (whose output schema is `schema`) for an MCP revision in a mode.
+    /// (whose output schema is `schema`) for an MCP revision in a mode; with
+    /// `as_text`, the JSON text in a placeholder only [`stdio`]'s transport
+    /// sends ([`stdio::carrying`]).
     ///
     /// # Errors
     ///
@@ -314,7 +321,7 @@ impl Session {
         name: &str,
         schema: Option<&Value>,
         result: crate::result::ToolResult,
-        (revision, mode): (crate::render::Revision, crate::render::OutputMode),
+        (revision, mode, as_text): (crate::render::Revision, crate::render::OutputMode, bool),
         request_id: &str,
         principal: Option<&str>,
     ) -> Result<rmcp::model::CallToolResult, ErrorData> {
@@ -323,6 +330,7 @@ impl Session {
         render.request_id = request_id;
         render.principal = principal;
         render.server = Some(SERVER);
+        render.mcp_as_text = as_text;
         let target = Target::Mcp { revision, mode };
         let rendered = self
             .server
@@ -338,8 +346,9 @@ impl Session {
             span.record("toolhost.offloaded", rendered.offloaded);
         }
         match rendered.rendering {
-            Rendering::Mcp(wire) => Ok(*wire),
-            Rendering::Json(_) => Err(ErrorData::internal_error(
+            Rendering::Mcp(wire) if !as_text => Ok(*wire),
+            Rendering::Json(text) if as_text => Ok(stdio::carrying(text)),
+            _ => Err(ErrorData::internal_error(
                 "the mapper rendered no MCP result for an MCP target",
                 None,
             )),

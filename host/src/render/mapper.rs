@@ -100,7 +100,8 @@ impl Mapper {
     /// [`Mapper::render`] of a result the caller gives away: what the MCP edge
     /// does with each call's result. The same bytes; where the rendering carries
     /// the data as structured content (MCP from 2025-06-18) and fits the limit,
-    /// the data moves into it instead of being copied.
+    /// the data moves into it instead of being copied. (Text for an edge that
+    /// sends text is written from the borrowed data: there is nothing to move.)
     pub async fn render_owned(
         &self,
         mut result: ToolResult,
@@ -108,6 +109,7 @@ impl Mapper {
         ctx: &RenderContext<'_>,
     ) -> Rendered {
         if let Target::Mcp { revision, mode } = target
+            && !ctx.mcp_as_text
             && let Some(data) = result.data()
             && let Some(shape) = structured::shape(data, ctx.output_schema, revision)
         {

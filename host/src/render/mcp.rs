@@ -24,7 +24,7 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value, json};
 
-use super::{OutputMode, RenderContext, Revision, legacy, meta, structured, text};
+use super::{OutputMode, RenderContext, Revision, legacy, literal, meta, structured, text};
 use crate::result::{
     ContentPart, Outcome, ResourceBody, ResourceLink, StoredLink, ToolError, ToolResult,
 };
@@ -46,6 +46,79 @@ impl McpRenderer {
         out
     }
 
+    /// [`McpRenderer::render`]'s result as the JSON text rmcp writes for it (the
+    /// same bytes), for an edge that sends text: stdio.
+    ///
+    /// Written in one pass, without the typed value's copies: the first block's
+    /// JSON (the envelope in `compat` and `legacy` modes, the data in `spec`
+    /// mode) goes into the text already escaped as a string ([`literal`]), and
+    /// the structured content is written from the borrowed data. The members
+    /// come in the order of rmcp's `CallToolResult`; a test holds the two
+    /// renderings to the same bytes for every sample and target.
+    pub fn render_text(&self, result: &ToolResult, ctx: &RenderContext<'_>) -> String {
+        let without_lead = self.render_blocks(result, ctx, false);
+        let lead = self.lead(result);
+        let mut out = Vec::with_capacity(TEXT_CAPACITY);
+        out.push(b'{');
+        if let Some(result_type) = &without_lead.result_type {
+            out.extend_from_slice(br#""resultType":"#);
+            write_json(&mut out, result_type);
+            out.push(b',');
+        }
+        out.extend_from_slice(br#""content":["#);
+        for (index, block) in without_lead.content.iter().enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            match lead {
+                Some(lead) if index == 0 => {
+                    out.extend_from_slice(br#"{"type":"text","text":"#);
+                    match lead {
+                        Lead::Envelope => legacy::write_envelope_literal(result, ctx, &mut out),
+                        Lead::Data(data) => literal::write_literal(&mut out, data),
+                    }
+                    out.push(b'}');
+                }
+                _ => write_json(&mut out, block),
+            }
+        }
+        out.push(b']');
+        if let Some(data) = result.data()
+            && let Some(shape) = structured::shape(data, ctx.output_schema, self.revision)
+        {
+            out.extend_from_slice(br#","structuredContent":"#);
+            match shape {
+                structured::Shape::AsIs => write_json(&mut out, data),
+                structured::Shape::Wrapped => {
+                    out.push(b'{');
+                    write_json(&mut out, structured::WRAP_KEY);
+                    out.push(b':');
+                    write_json(&mut out, data);
+                    out.push(b'}');
+                }
+            }
+        }
+        if let Some(is_error) = without_lead.is_error {
+            out.extend_from_slice(br#","isError":"#);
+            write_json(&mut out, &is_error);
+        }
+        if let Some(meta) = &without_lead.meta {
+            out.extend_from_slice(br#","_meta":"#);
+            write_json(&mut out, meta);
+        }
+        out.push(b'}');
+        String::from_utf8(out).expect("serde_json and ASCII punctuation write UTF-8")
+    }
+
+    /// The JSON the first block of this result carries as its text, if any.
+    fn lead<'r>(&self, result: &'r ToolResult) -> Option<Lead<'r>> {
+        match (self.mode, result.outcome()) {
+            (OutputMode::Compat | OutputMode::Legacy, _) => Some(Lead::Envelope),
+            (OutputMode::Spec, Outcome::Success { data: Some(data) }) => Some(Lead::Data(data)),
+            (OutputMode::Spec, _) => None,
+        }
+    }
+
     /// Everything of the rendering but the structured content, which the caller
     /// adds (a copy of the data, or the data itself when it owns the result).
     pub(super) fn render_without_data(
@@ -53,17 +126,30 @@ impl McpRenderer {
         result: &ToolResult,
         ctx: &RenderContext<'_>,
     ) -> CallToolResult {
+        self.render_blocks(result, ctx, true)
+    }
+
+    /// [`McpRenderer::render_without_data`]; without `lead`, the first block's
+    /// JSON ([`McpRenderer::lead`]) is left empty for the caller to write.
+    fn render_blocks(
+        &self,
+        result: &ToolResult,
+        ctx: &RenderContext<'_>,
+        lead: bool,
+    ) -> CallToolResult {
         let mut metadata = meta::metadata_map(result, ctx);
         let mut blocks = Vec::new();
         match self.mode {
-            OutputMode::Compat | OutputMode::Legacy => {
-                blocks.push(text_block(legacy::envelope_text(result, ctx)))
-            }
+            OutputMode::Compat | OutputMode::Legacy => blocks.push(text_block(match lead {
+                true => legacy::envelope_text(result, ctx),
+                false => String::new(),
+            })),
             OutputMode::Spec => {
                 match result.outcome() {
-                    Outcome::Success { data: Some(data) } => {
-                        blocks.push(text_block(json_text(data)))
-                    }
+                    Outcome::Success { data: Some(data) } => blocks.push(text_block(match lead {
+                        true => json_text(data),
+                        false => String::new(),
+                    })),
                     Outcome::Success { data: None } => {}
                     Outcome::Failure(error) => {
                         blocks.push(text_block(error.message.clone()));
@@ -210,6 +296,25 @@ impl McpRenderer {
     }
 }
 
+/// The JSON a result's first text block carries, written by
+/// [`McpRenderer::render_text`] as an escaped string in one pass.
+#[derive(Clone, Copy)]
+enum Lead<'r> {
+    /// The legacy envelope (`compat` and `legacy` modes).
+    Envelope,
+    /// A success's data (`spec` mode).
+    Data(&'r Value),
+}
+
+/// What [`McpRenderer::render_text`] reserves: a small result's text, so most
+/// renderings grow their buffer once or never.
+const TEXT_CAPACITY: usize = 1024;
+
+/// Appends `value` as compact JSON.
+fn write_json(out: &mut Vec<u8>, value: &(impl serde::Serialize + ?Sized)) {
+    serde_json::to_writer(out, value).expect("a JSON value always serializes into memory");
+}
+
 /// The `_meta` key with which a 2026-07-28 result names the server that sent it.
 pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 
@@ -352,4 +457,60 @@ pub fn stored_contents(
     }
     // 2026-07-28 requires `resultType`; rmcp removes it for older peers.
     ReadResourceResult::new(contents)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::ErrorCode;
+
+    /// The text an edge sends is what rmcp writes for the typed rendering, byte
+    /// for byte, for results of awkward strings, in every revision and mode,
+    /// with and without the server named. (`tests/golden_matrix.rs` checks
+    /// the same for every sample.)
+    #[test]
+    fn the_text_is_rmcps_serialization_of_the_typed_result() {
+        let awkward = "quote \" backslash \\ controls \u{0}\u{1f}\t\n non-ASCII é 🦀 \u{2028}";
+        let list_schema = json!({"type": "array"});
+        let mut results: Vec<(ToolResult, Option<Value>)> = Vec::new();
+        results.push((
+            ToolResult::success(Some(json!({ awkward: [awkward, 1.5, null] })))
+                .summary(awkward)
+                .part(ContentPart::text(awkward))
+                .build(),
+            None,
+        ));
+        results.push((ToolResult::success(Some(json!([awkward]))).build(), None));
+        results.push((
+            ToolResult::success(Some(json!([awkward]))).build(),
+            Some(list_schema),
+        ));
+        results.push((ToolResult::success(None).build(), None));
+        results.push((
+            ToolResult::failure_with(ErrorCode::ToolError, awkward, json!({ awkward: awkward })),
+            None,
+        ));
+        let server = ServerInfo {
+            name: "toolhost",
+            version: "1.0",
+        };
+        for (result, schema) in &results {
+            for server in [None, Some(server)] {
+                let mut ctx = RenderContext::new("t\"ool", "2027-01-15T08:00:00Z".parse().unwrap());
+                ctx.output_schema = schema.as_ref();
+                ctx.server = server;
+                for revision in Revision::ALL {
+                    for mode in OutputMode::ALL {
+                        let renderer = McpRenderer { revision, mode };
+                        let typed = renderer.render(result, &ctx);
+                        assert_eq!(
+                            renderer.render_text(result, &ctx),
+                            serde_json::to_string(&typed).unwrap(),
+                            "{revision} {mode:?}: {result:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }

@@ -16,6 +16,7 @@ pub mod a2a;
 pub mod format;
 pub mod input;
 pub mod legacy;
+mod literal;
 mod mapper;
 pub mod mcp;
 pub mod meta;
@@ -44,7 +45,8 @@ use crate::result::ToolResult;
 pub enum Rendering {
     /// A `CallToolResult` as rmcp sends it.
     Mcp(Box<rmcp::model::CallToolResult>),
-    /// A JSON document as text: the legacy envelope, an A2A task.
+    /// A JSON document as text: the legacy envelope, an A2A task, or a
+    /// `CallToolResult` for an edge that sends text ([`RenderContext::mcp_as_text`]).
     Json(String),
 }
 
@@ -57,6 +59,15 @@ impl Rendering {
                 serde_json::to_string(result).expect("a CallToolResult always serializes")
             }
             Rendering::Json(text) => text.clone(),
+        }
+    }
+
+    /// [`Rendering::to_json`], taking the text of a text rendering instead of
+    /// copying it.
+    pub fn into_json(self) -> String {
+        match self {
+            Rendering::Json(text) => text,
+            typed => typed.to_json(),
         }
     }
 
@@ -100,6 +111,10 @@ pub struct RenderContext<'a> {
     /// The server that answers, which 2026-07-28 results name in their `_meta`
     /// (none: the entry is left out, as for a rendering outside a server).
     pub server: Option<ServerInfo<'a>>,
+    /// Whether the edge sends an MCP result as JSON text (stdio), not as rmcp's
+    /// typed `CallToolResult` (HTTP): the MCP renderer then writes
+    /// [`Rendering::Json`], the same bytes, in one pass.
+    pub mcp_as_text: bool,
 }
 
 impl<'a> RenderContext<'a> {
@@ -112,6 +127,7 @@ impl<'a> RenderContext<'a> {
             request_id: "",
             principal: None,
             server: None,
+            mcp_as_text: false,
         }
     }
 }
@@ -190,9 +206,13 @@ impl Target {
     pub fn render(self, result: &ToolResult, ctx: &RenderContext<'_>) -> Rendering {
         match self {
             Target::Legacy => Rendering::Json(legacy::envelope_text(result, ctx)),
-            Target::Mcp { revision, mode } => Rendering::Mcp(Box::new(
-                mcp::McpRenderer { revision, mode }.render(result, ctx),
-            )),
+            Target::Mcp { revision, mode } => {
+                let renderer = mcp::McpRenderer { revision, mode };
+                match ctx.mcp_as_text {
+                    true => Rendering::Json(renderer.render_text(result, ctx)),
+                    false => Rendering::Mcp(Box::new(renderer.render(result, ctx))),
+                }
+            }
             Target::A2a => Rendering::Json(a2a::render(result, ctx)),
         }
     }

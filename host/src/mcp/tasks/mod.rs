@@ -447,7 +447,8 @@ impl Session {
         let schema = catalog
             .tool(&resume.tool)
             .and_then(|tool| tool.descriptor.output_schema.as_ref());
-        let target = (resume.revision(), mode);
+        // Typed: a task's result is stored and wrapped, never sent as it is.
+        let target = (resume.revision(), mode, false);
         let rendered = self
             .render_call(
                 &resume.tool,

@@ -35,6 +35,12 @@ pub fn envelope_text(result: &ToolResult, ctx: &RenderContext<'_>) -> String {
     serde_json::to_string(&Envelope::of(result, ctx)).expect("a JSON value always serializes")
 }
 
+/// [`envelope_text`] as a JSON string literal (with its quotes), written into
+/// `out` in one pass: what a text block carrying the envelope holds on the wire.
+pub fn write_envelope_literal(result: &ToolResult, ctx: &RenderContext<'_>, out: &mut Vec<u8>) {
+    super::literal::write_literal(out, &Envelope::of(result, ctx));
+}
+
 /// The envelope of one result, its data borrowed.
 struct Envelope<'a> {
     /// Every key but `data`, in order.
