@@ -10,7 +10,8 @@
 //! nothing else (numbers, punctuation, string contents are written as they are).
 //!
 //! The bytes are the same as `serde_json::to_string(&serde_json::to_string(v)?)`
-//! (tests below, and `mcp_text`'s against rmcp's own serialization).
+//! (tests below; `render::mcp`'s and `tests/golden_matrix.rs` compare whole
+//! results against rmcp's own serialization).
 
 use std::io::{self, Write};
 

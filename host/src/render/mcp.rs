@@ -53,8 +53,9 @@ impl McpRenderer {
     /// JSON (the envelope in `compat` and `legacy` modes, the data in `spec`
     /// mode) goes into the text already escaped as a string ([`literal`]), and
     /// the structured content is written from the borrowed data. The members
-    /// come in the order of rmcp's `CallToolResult`; a test holds the two
-    /// renderings to the same bytes for every sample and target.
+    /// come in the order of rmcp's `CallToolResult`. The tests below and
+    /// `tests/golden_matrix.rs` (every sample and target) hold the two
+    /// renderings to the same bytes.
     pub fn render_text(&self, result: &ToolResult, ctx: &RenderContext<'_>) -> String {
         let without_lead = self.render_blocks(result, ctx, false);
         let lead = self.lead(result);
@@ -73,10 +74,7 @@ impl McpRenderer {
             match lead {
                 Some(lead) if index == 0 => {
                     out.extend_from_slice(br#"{"type":"text","text":"#);
-                    match lead {
-                        Lead::Envelope => legacy::write_envelope_literal(result, ctx, &mut out),
-                        Lead::Data(data) => literal::write_literal(&mut out, data),
-                    }
+                    lead.write_literal(result, ctx, &mut out);
                     out.push(b'}');
                 }
                 _ => write_json(&mut out, block),
@@ -87,16 +85,7 @@ impl McpRenderer {
             && let Some(shape) = structured::shape(data, ctx.output_schema, self.revision)
         {
             out.extend_from_slice(br#","structuredContent":"#);
-            match shape {
-                structured::Shape::AsIs => write_json(&mut out, data),
-                structured::Shape::Wrapped => {
-                    out.push(b'{');
-                    write_json(&mut out, structured::WRAP_KEY);
-                    out.push(b':');
-                    write_json(&mut out, data);
-                    out.push(b'}');
-                }
-            }
+            structured::write_shaped(&mut out, data, shape);
         }
         if let Some(is_error) = without_lead.is_error {
             out.extend_from_slice(br#","isError":"#);
@@ -129,36 +118,29 @@ impl McpRenderer {
         self.render_blocks(result, ctx, true)
     }
 
-    /// [`McpRenderer::render_without_data`]; without `lead`, the first block's
-    /// JSON ([`McpRenderer::lead`]) is left empty for the caller to write.
+    /// [`McpRenderer::render_without_data`]; without `with_lead`, the first
+    /// block's JSON ([`McpRenderer::lead`]) is left empty for the caller to write.
     fn render_blocks(
         &self,
         result: &ToolResult,
         ctx: &RenderContext<'_>,
-        lead: bool,
+        with_lead: bool,
     ) -> CallToolResult {
         let mut metadata = meta::metadata_map(result, ctx);
         let mut blocks = Vec::new();
-        match self.mode {
-            OutputMode::Compat | OutputMode::Legacy => blocks.push(text_block(match lead {
-                true => legacy::envelope_text(result, ctx),
+        if let Some(lead) = self.lead(result) {
+            blocks.push(text_block(match with_lead {
+                true => lead.text(result, ctx),
                 false => String::new(),
-            })),
-            OutputMode::Spec => {
-                match result.outcome() {
-                    Outcome::Success { data: Some(data) } => blocks.push(text_block(match lead {
-                        true => json_text(data),
-                        false => String::new(),
-                    })),
-                    Outcome::Success { data: None } => {}
-                    Outcome::Failure(error) => {
-                        blocks.push(text_block(error.message.clone()));
-                        blocks.push(text_block(error_text(error)));
-                    }
-                }
-                if let Some(summary) = result.summary() {
-                    blocks.push(text_block(summary.to_owned()));
-                }
+            }));
+        }
+        if self.mode == OutputMode::Spec {
+            if let Outcome::Failure(error) = result.outcome() {
+                blocks.push(text_block(error.message.clone()));
+                blocks.push(text_block(error_text(error)));
+            }
+            if let Some(summary) = result.summary() {
+                blocks.push(text_block(summary.to_owned()));
             }
         }
         // In legacy mode the envelope already carries the parts and links.
@@ -296,14 +278,31 @@ impl McpRenderer {
     }
 }
 
-/// The JSON a result's first text block carries, written by
-/// [`McpRenderer::render_text`] as an escaped string in one pass.
+/// The JSON a result's first text block carries: formatted as text for the
+/// typed result, written as an escaped string in one pass by
+/// [`McpRenderer::render_text`].
 #[derive(Clone, Copy)]
 enum Lead<'r> {
     /// The legacy envelope (`compat` and `legacy` modes).
     Envelope,
     /// A success's data (`spec` mode).
     Data(&'r Value),
+}
+
+impl Lead<'_> {
+    fn text(self, result: &ToolResult, ctx: &RenderContext<'_>) -> String {
+        match self {
+            Lead::Envelope => legacy::envelope_text(result, ctx),
+            Lead::Data(data) => json_text(data),
+        }
+    }
+
+    fn write_literal(self, result: &ToolResult, ctx: &RenderContext<'_>, out: &mut Vec<u8>) {
+        match self {
+            Lead::Envelope => legacy::write_envelope_literal(result, ctx, out),
+            Lead::Data(data) => literal::write_literal(out, data),
+        }
+    }
 }
 
 /// What [`McpRenderer::render_text`] reserves: a small result's text, so most

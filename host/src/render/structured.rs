@@ -75,6 +75,22 @@ pub fn shaped(data: Value, shape: Shape) -> Value {
     }
 }
 
+/// [`shaped`] of borrowed data, appended to `out` as compact JSON: the same
+/// bytes, without moving or copying the data.
+pub fn write_shaped(out: &mut Vec<u8>, data: &Value, shape: Shape) {
+    let json = "a JSON value always serializes into memory";
+    match shape {
+        Shape::AsIs => serde_json::to_writer(out, data).expect(json),
+        Shape::Wrapped => {
+            out.push(b'{');
+            serde_json::to_writer(&mut *out, WRAP_KEY).expect(json);
+            out.push(b':');
+            serde_json::to_writer(&mut *out, data).expect(json);
+            out.push(b'}');
+        }
+    }
+}
+
 /// The output schema to advertise on `revision`, or `None` where the revision has
 /// no output schemas.
 pub fn output_schema(schema: &Value, revision: Revision) -> Option<Value> {
@@ -151,6 +167,20 @@ mod tests {
             content(&json!(7), None, Revision::V2025_06_18),
             Some(json!({"result": 7}))
         );
+    }
+
+    #[test]
+    fn written_shapes_are_the_shaped_values() {
+        for (data, shape) in [
+            (json!({"a": "b\"c"}), Shape::AsIs),
+            (json!([1, "x"]), Shape::Wrapped),
+            (json!(null), Shape::Wrapped),
+        ] {
+            let mut out = Vec::new();
+            write_shaped(&mut out, &data, shape);
+            let expected = serde_json::to_vec(&shaped(data, shape)).unwrap();
+            assert_eq!(String::from_utf8(out), String::from_utf8(expected));
+        }
     }
 
     #[test]
