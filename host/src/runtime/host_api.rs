@@ -39,7 +39,7 @@ impl host::Host for CallState {
             host::LogLevel::Warn => LogLevel::Warn,
             host::LogLevel::Error => LogLevel::Error,
         };
-        let (plugin, tool) = (&*self.plugin, self.tool.as_str());
+        let (plugin, tool) = (&*self.plugin, &*self.tool);
         match level {
             LogLevel::Trace => tracing::trace!(plugin, tool, "{message}"),
             LogLevel::Debug => tracing::debug!(plugin, tool, "{message}"),

@@ -49,7 +49,7 @@ pub use state::{BudgetHit, TABLE_ELEMENT_BYTES};
 pub use webhook::{Webhook, WebhookError, headers as webhook_headers};
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use tokio::sync::Semaphore;
 use tracing::Instrument as _;
@@ -233,6 +233,7 @@ impl Runtime {
             origin,
             digest,
             imports_http,
+            in_use: OnceLock::new(),
         };
         let described = plugin
             .describe()

@@ -25,8 +25,8 @@ pub struct GuestOutput {
 }
 
 struct State {
-    plugin: String,
-    tool: String,
+    plugin: Arc<str>,
+    tool: Arc<str>,
     stream: &'static str,
     line: Vec<u8>,
     tail: VecDeque<u8>,
@@ -35,11 +35,11 @@ struct State {
 }
 
 impl GuestOutput {
-    pub fn new(plugin: &str, tool: &str, stream: &'static str) -> Self {
+    pub fn new(plugin: &Arc<str>, tool: &Arc<str>, stream: &'static str) -> Self {
         GuestOutput {
             inner: Arc::new(Mutex::new(State {
-                plugin: plugin.to_owned(),
-                tool: tool.to_owned(),
+                plugin: plugin.clone(),
+                tool: tool.clone(),
                 stream,
                 line: Vec::new(),
                 tail: VecDeque::new(),

@@ -1,7 +1,7 @@
 //! A loaded plugin: its compiled component, ready to instantiate, its tools, and
 //! the capabilities its policy grants. Each call gets a fresh store and instance.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -121,6 +121,10 @@ pub struct Plugin {
     pub(super) digest: String,
     /// Whether the component imports `wasi:http/outgoing-handler`.
     pub(super) imports_http: bool,
+    /// `toolhost_instances_in_use` of this plugin, registered at its first call
+    /// rather than at load: the metrics recorder is installed after the catalog
+    /// loads, and a handle taken before it would record nothing.
+    pub(super) in_use: OnceLock<metrics::Gauge>,
 }
 
 /// What a guest answered in [`Plugin::run`], with the call's deadline and what
@@ -130,7 +134,7 @@ pub(super) struct Ran<'a, T> {
     pub(super) deadline: Instant,
     pub(super) denials: Vec<String>,
     _slot: tokio::sync::SemaphorePermit<'a>,
-    _in_use: InUse,
+    _in_use: InUse<'a>,
 }
 
 /// A store set up for one call, and what observes it.
@@ -219,7 +223,9 @@ impl Plugin {
                 json!({ "maxInstances": self.capabilities.max_instances }),
             )));
         };
-        let in_use = InUse::new(&self.name);
+        let in_use = InUse::new(self.in_use.get_or_init(
+            || metrics::gauge!("toolhost_instances_in_use", "plugin" => self.name.to_string()),
+        ));
         let mut sandbox = match self.sandbox(what, io) {
             Ok(sandbox) => sandbox,
             Err(error) => return Err(Stop::Failed(self.finish_fault(what, &error, None))),
@@ -427,20 +433,25 @@ impl Plugin {
     }
 
     fn sandbox(&self, tool: &str, io: CallIo) -> wasmtime::Result<Sandbox> {
-        let stdout = GuestOutput::new(&self.name, tool, "stdout");
-        let stderr = GuestOutput::new(&self.name, tool, "stderr");
+        // The names travel with the call's log lines and denials: allocated once,
+        // shared by every part of the sandbox that names the call.
+        let tool: Arc<str> = tool.into();
+        let stdout = GuestOutput::new(&self.name, &tool, "stdout");
+        let stderr = GuestOutput::new(&self.name, &tool, "stderr");
         let denials = Denials::default();
         let wasi = self
             .capabilities
-            .prepare(tool, &stderr, &stdout, &denials)?;
+            .prepare(&tool, &stderr, &stdout, &denials)?;
         // The configuration bounds `timeout_ms`; never a panic here regardless.
         let deadline = Instant::now()
             .checked_add(self.capabilities.timeout)
             .ok_or_else(|| wasmtime::Error::msg("policy.timeout_ms is out of range"))?;
-        let http =
-            self.capabilities
-                .http()
-                .prepare(self.name.clone(), tool, denials.clone(), deadline);
+        let http = self.capabilities.http().prepare(
+            self.name.clone(),
+            tool.clone(),
+            denials.clone(),
+            deadline,
+        );
         let mut table = ResourceTable::new();
         table.set_max_capacity(self.capabilities.max_resources as usize);
         let state = CallState {
@@ -448,7 +459,7 @@ impl Plugin {
             table,
             limiter: CallLimiter::new(self.capabilities.memory_bytes),
             plugin: self.name.clone(),
-            tool: tool.to_owned(),
+            tool,
             config: self.capabilities.config(),
             events: io.events,
             asker: io.asker,
@@ -535,17 +546,16 @@ impl Plugin {
 
 /// An instance of a plugin in use, in the gauge `toolhost_instances_in_use`
 /// from its slot until its call's result is converted.
-struct InUse(metrics::Gauge);
+struct InUse<'a>(&'a metrics::Gauge);
 
-impl InUse {
-    fn new(plugin: &str) -> InUse {
-        let gauge = metrics::gauge!("toolhost_instances_in_use", "plugin" => plugin.to_owned());
+impl InUse<'_> {
+    fn new(gauge: &metrics::Gauge) -> InUse<'_> {
         gauge.increment(1.0);
         InUse(gauge)
     }
 }
 
-impl Drop for InUse {
+impl Drop for InUse<'_> {
     fn drop(&mut self) {
         self.0.decrement(1.0);
     }

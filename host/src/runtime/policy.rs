@@ -41,7 +41,7 @@ pub struct PolicyError {
 /// What one plugin may do, validated once at load.
 #[derive(Debug)]
 pub struct Capabilities {
-    plugin: String,
+    plugin: Arc<str>,
     preopens: Vec<Preopen>,
     env: Vec<(String, String)>,
     network: Arc<NetworkPolicy>,
@@ -135,7 +135,7 @@ impl Capabilities {
         let mut config = policy.config.clone();
         config.extend(http.placeholder_entries());
         Ok(Capabilities {
-            plugin: plugin.to_owned(),
+            plugin: plugin.into(),
             preopens,
             env,
             network: Arc::new(network),
@@ -197,7 +197,7 @@ impl Capabilities {
     /// When a preopened directory can no longer be opened (`/proc` is gone).
     pub fn prepare(
         &self,
-        tool: &str,
+        tool: &Arc<str>,
         stderr: &GuestOutput,
         stdout: &GuestOutput,
         denials: &Denials,
@@ -220,7 +220,7 @@ impl Capabilities {
         let rules = self.network.clone();
         let denials = denials.clone();
         let plugin = self.plugin.clone();
-        let tool = tool.to_owned();
+        let tool = tool.clone();
         builder.socket_addr_check(move |addr, usage| {
             let rules = rules.clone();
             let denials = denials.clone();

@@ -28,7 +28,7 @@ pub struct CallState {
     pub(super) table: ResourceTable,
     pub(super) limiter: CallLimiter,
     pub(super) plugin: Arc<str>,
-    pub(super) tool: String,
+    pub(super) tool: Arc<str>,
     pub(super) config: Arc<BTreeMap<String, String>>,
     pub(super) events: Option<EventSender>,
     /// Whom the guest's questions reach (`interaction`); none refuses them.

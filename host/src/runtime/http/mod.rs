@@ -126,7 +126,7 @@ impl HttpGate {
     pub fn prepare(
         self: &Arc<Self>,
         plugin: Arc<str>,
-        tool: &str,
+        tool: Arc<str>,
         denials: Denials,
         deadline: Instant,
     ) -> HttpCall {
@@ -134,7 +134,7 @@ impl HttpGate {
             gate: self.clone(),
             who: Arc::new(Who {
                 plugin,
-                tool: tool.to_owned(),
+                tool,
                 denials,
             }),
             usage: Arc::new(HttpUsage::new(self.budgets)),
@@ -146,7 +146,7 @@ impl HttpGate {
 /// Whose requests these are, for denials and log lines.
 struct Who {
     plugin: Arc<str>,
-    tool: String,
+    tool: Arc<str>,
     denials: Denials,
 }
 
