@@ -20,8 +20,11 @@
 pub mod keys;
 pub mod parse;
 
+use std::borrow::Cow;
+
+use serde::ser::SerializeMap as _;
 use serde::{Serialize, Serializer};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::RenderContext;
 use super::format::v1;
@@ -32,8 +35,17 @@ use crate::result::{Outcome, ToolResult};
 /// Written straight from the result: the data, usually most of it, is not
 /// copied into a tree first.
 pub fn envelope_text(result: &ToolResult, ctx: &RenderContext<'_>) -> String {
-    serde_json::to_string(&Envelope::of(result, ctx)).expect("a JSON value always serializes")
+    // A small result's envelope fits without growing the buffer along the way.
+    let mut out = Vec::with_capacity(ENVELOPE_CAPACITY);
+    serde_json::to_writer(&mut out, &Envelope::of(result, ctx))
+        .expect("a JSON value always serializes");
+    String::from_utf8(out).expect("serde_json writes UTF-8")
 }
+
+/// What [`envelope_text`] reserves: the envelope of a small result (a few
+/// fields of data, a summary, the generation time and duration) is 150 to 250
+/// bytes.
+const ENVELOPE_CAPACITY: usize = 256;
 
 /// [`envelope_text`] as a JSON string literal (with its quotes), written into
 /// `out` in one pass: what a text block carrying the envelope holds on the wire.
@@ -41,39 +53,45 @@ pub fn write_envelope_literal(result: &ToolResult, ctx: &RenderContext<'_>, out:
     super::literal::write_literal(out, &Envelope::of(result, ctx));
 }
 
-/// The envelope of one result, its data borrowed.
+/// The envelope of one result, borrowing what it can from the result.
+///
+/// Its members keep the order and the rule of a JSON object built by inserting
+/// them one by one: a key inserted again keeps its first place and takes the
+/// new value (a key kept from a legacy envelope may repeat a well-known one).
+/// Written out as it stands, without a tree of its own: no copy of the data, no
+/// hashed keys.
 struct Envelope<'a> {
-    /// Every key but `data`, in order.
-    rest: Map<String, Value>,
+    /// Every member but `data`, in order.
+    rest: Members<'a>,
     /// What goes under `data`, second, right after `success`.
     data: Option<&'a Value>,
 }
 
 impl<'a> Envelope<'a> {
     fn of(result: &'a ToolResult, ctx: &RenderContext<'_>) -> Self {
-        let mut out = Map::new();
-        let mut meta = Map::new();
+        let mut out = Members::default();
+        let mut meta = Members::default();
         let mut data = None;
         match result.outcome() {
             Outcome::Success { data: value } => {
-                out.insert(keys::SUCCESS.into(), json!(true));
+                out.insert(keys::SUCCESS, Member::Bool(true));
                 data = value.as_ref();
             }
             Outcome::Failure(error) => {
-                out.insert(keys::SUCCESS.into(), json!(false));
-                out.insert(keys::ERROR.into(), json!(error.message));
-                meta.insert(keys::ERROR_CODE.into(), json!(error.code.as_str()));
+                out.insert(keys::SUCCESS, Member::Bool(false));
+                out.insert(keys::ERROR, Member::Str(&error.message));
+                meta.insert(keys::ERROR_CODE, Member::Str(error.code.as_str()));
                 if let Some(details) = &error.details {
-                    meta.insert(keys::ERROR_DETAILS.into(), details.clone());
+                    meta.insert(keys::ERROR_DETAILS, Member::Json(details));
                 }
             }
         }
         if let Some(summary) = result.summary() {
-            out.insert(keys::SUMMARY.into(), json!(summary));
+            out.insert(keys::SUMMARY, Member::Str(summary));
         }
         let metadata = result.metadata();
         if let Some(dry_run) = metadata.dry_run {
-            out.insert(keys::DRY_RUN.into(), json!(dry_run));
+            out.insert(keys::DRY_RUN, Member::Bool(dry_run));
         }
         for (key, value) in &metadata.legacy.beside {
             // A key beside the envelope named like the data takes its place, as
@@ -81,61 +99,111 @@ impl<'a> Envelope<'a> {
             if key == keys::DATA && data.is_some() {
                 data = Some(value);
             } else {
-                out.insert(key.clone(), value.clone());
+                out.insert(key, Member::Json(value));
             }
         }
 
         let generated_at = metadata.generated_at.unwrap_or(ctx.now);
-        meta.insert(keys::GENERATED_AT.into(), json!(generated_at.to_string()));
+        meta.insert(keys::GENERATED_AT, Member::Time(generated_at));
         if let Some(at) = metadata.expires_at {
-            meta.insert(keys::EXPIRES_AT.into(), json!(at.to_string()));
+            meta.insert(keys::EXPIRES_AT, Member::Time(at));
         }
         if let Some(ms) = metadata.duration_ms {
-            meta.insert(keys::DURATION_MS.into(), json!(ms));
+            meta.insert(keys::DURATION_MS, Member::Owned(json!(ms)));
         }
         if let Some(size) = metadata.response_size {
-            meta.insert(keys::RESPONSE_SIZE.into(), json!(size));
+            meta.insert(keys::RESPONSE_SIZE, Member::Owned(json!(size)));
         }
         if let Some(pagination) = &metadata.pagination {
             meta.insert(
-                keys::PAGINATION.into(),
-                v1::to_value(&v1::Pagination::from(pagination)),
+                keys::PAGINATION,
+                Member::Owned(v1::to_value(&v1::Pagination::from(pagination))),
             );
         }
         if let Some(query) = &metadata.query {
-            meta.insert(keys::QUERY.into(), query.clone());
+            meta.insert(keys::QUERY, Member::Json(query));
         }
         if let Some(first) = result.stored_links().first() {
             // `resourceUri` is what legacy readers know; `storedLinks` keeps every link whole.
-            meta.insert(keys::RESOURCE_URI.into(), json!(first.uri));
+            meta.insert(keys::RESOURCE_URI, Member::Str(&first.uri));
             let links: Vec<_> = result
                 .stored_links()
                 .iter()
                 .map(v1::StoredLink::from)
                 .collect();
-            meta.insert(keys::STORED_LINKS.into(), v1::to_value(&links));
+            meta.insert(keys::STORED_LINKS, Member::Owned(v1::to_value(&links)));
         }
         if !result.content().is_empty() {
             let parts: Vec<_> = result.content().iter().map(v1::Part::from).collect();
-            meta.insert(keys::PARTS.into(), v1::to_value(&parts));
+            meta.insert(keys::PARTS, Member::Owned(v1::to_value(&parts)));
         }
         for extension in &metadata.extensions {
-            meta.insert(extension.key(), extension.value().clone());
+            meta.insert(extension.key(), Member::Json(extension.value()));
         }
         for (key, value) in &metadata.legacy.meta {
-            meta.insert(key.clone(), value.clone());
+            meta.insert(key, Member::Json(value));
         }
-        out.insert(keys::META.into(), Value::Object(meta));
+        out.insert(keys::META, Member::Object(meta));
         Envelope { rest: out, data }
     }
 }
 
 impl Serialize for Envelope<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut rest = self.rest.iter().map(|(key, value)| (key.as_str(), value));
-        let success = rest.next();
-        let data = self.data.map(|data| (keys::DATA, data));
-        serializer.collect_map(success.into_iter().chain(data).chain(rest))
+        let mut rest = self.rest.0.iter();
+        let mut map = serializer.serialize_map(None)?;
+        if let Some((key, value)) = rest.next() {
+            map.serialize_entry(key, value)?;
+        }
+        if let Some(data) = self.data {
+            map.serialize_entry(keys::DATA, data)?;
+        }
+        for (key, value) in rest {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+/// The members of a JSON object in the order they were first inserted, each
+/// key once: what `serde_json::Map` keeps, for the few keys of an envelope.
+#[derive(Default)]
+struct Members<'a>(Vec<(Cow<'a, str>, Member<'a>)>);
+
+impl<'a> Members<'a> {
+    /// Sets `key` to `value`: in its place when it is there, at the end when not.
+    fn insert(&mut self, key: impl Into<Cow<'a, str>>, value: Member<'a>) {
+        let key = key.into();
+        match self.0.iter_mut().find(|(known, _)| *known == key) {
+            Some((_, slot)) => *slot = value,
+            None => self.0.push((key, value)),
+        }
+    }
+}
+
+/// One value of the envelope.
+enum Member<'a> {
+    Bool(bool),
+    Str(&'a str),
+    /// A time, written as its RFC 3339 text.
+    Time(jiff::Timestamp),
+    Json(&'a Value),
+    Owned(Value),
+    Object(Members<'a>),
+}
+
+impl Serialize for Member<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Member::Bool(value) => serializer.serialize_bool(*value),
+            Member::Str(text) => serializer.serialize_str(text),
+            Member::Time(at) => serializer.collect_str(at),
+            Member::Json(value) => value.serialize(serializer),
+            Member::Owned(value) => value.serialize(serializer),
+            Member::Object(members) => {
+                serializer.collect_map(members.0.iter().map(|(key, value)| (key.as_ref(), value)))
+            }
+        }
     }
 }
 
@@ -143,7 +211,7 @@ impl Serialize for Envelope<'_> {
 mod tests {
     use super::parse::parse_legacy;
     use super::*;
-    use crate::result::{ContentPart, ErrorCode, Extension, Pagination, StoredLink};
+    use crate::result::{ContentPart, ErrorCode, Extension, LegacyKeys, Pagination, StoredLink};
     use jiff::Timestamp;
 
     /// The envelope of `result` as legacy readers parse it.
@@ -211,6 +279,28 @@ mod tests {
             let text = envelope_text(&result, &ctx());
             assert_eq!(parse_legacy(&text), result, "{text}");
         }
+    }
+
+    /// A kept legacy key named like a well-known one takes its place and gives
+    /// it its value, as inserting it into a JSON object would; `data` beside the
+    /// envelope replaces a success's data.
+    #[test]
+    fn kept_keys_that_repeat_a_well_known_one_replace_it_in_place() {
+        let mut kept = LegacyKeys::default();
+        kept.beside.insert("preview".into(), json!(1));
+        kept.beside.insert("summary".into(), json!("kept"));
+        kept.beside.insert("data".into(), json!("beside"));
+        kept.meta.insert("generatedAt".into(), json!("then"));
+        kept.meta.insert("usageHint".into(), json!("x"));
+        let result = ToolResult::success(Some(json!({"id": 1})))
+            .summary("own")
+            .duration_ms(2.0)
+            .legacy_keys(kept)
+            .build();
+        assert_eq!(
+            envelope_text(&result, &ctx()),
+            r#"{"success":true,"data":"beside","summary":"kept","preview":1,"_meta":{"generatedAt":"then","durationMs":2.0,"usageHint":"x"}}"#
+        );
     }
 
     #[test]
