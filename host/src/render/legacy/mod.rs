@@ -22,6 +22,7 @@ pub mod parse;
 
 use std::borrow::Cow;
 
+use indexmap::IndexMap;
 use serde::ser::SerializeMap as _;
 use serde::{Serialize, Serializer};
 use serde_json::{Value, json};
@@ -58,8 +59,8 @@ pub fn write_envelope_literal(result: &ToolResult, ctx: &RenderContext<'_>, out:
 /// Its members keep the order and the rule of a JSON object built by inserting
 /// them one by one: a key inserted again keeps its first place and takes the
 /// new value (a key kept from a legacy envelope may repeat a well-known one).
-/// Written out as it stands, without a tree of its own: no copy of the data, no
-/// hashed keys.
+/// Written out as it stands, without a tree of its own: neither the data nor
+/// any other key or value is copied.
 struct Envelope<'a> {
     /// Every member but `data`, in order.
     rest: Members<'a>,
@@ -166,18 +167,15 @@ impl Serialize for Envelope<'_> {
 }
 
 /// The members of a JSON object in the order they were first inserted, each
-/// key once: what `serde_json::Map` keeps, for the few keys of an envelope.
+/// key once, as `serde_json::Map` keeps them, but with borrowed keys and values.
+/// Hashed, not searched: a guest's legacy answer may keep any number of keys.
 #[derive(Default)]
-struct Members<'a>(Vec<(Cow<'a, str>, Member<'a>)>);
+struct Members<'a>(IndexMap<Cow<'a, str>, Member<'a>>);
 
 impl<'a> Members<'a> {
     /// Sets `key` to `value`: in its place when it is there, at the end when not.
     fn insert(&mut self, key: impl Into<Cow<'a, str>>, value: Member<'a>) {
-        let key = key.into();
-        match self.0.iter_mut().find(|(known, _)| *known == key) {
-            Some((_, slot)) => *slot = value,
-            None => self.0.push((key, value)),
-        }
+        self.0.insert(key.into(), value);
     }
 }
 
