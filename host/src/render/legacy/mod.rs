@@ -198,9 +198,7 @@ impl Serialize for Member<'_> {
             Member::Time(at) => serializer.collect_str(at),
             Member::Json(value) => value.serialize(serializer),
             Member::Owned(value) => value.serialize(serializer),
-            Member::Object(members) => {
-                serializer.collect_map(members.0.iter().map(|(key, value)| (key.as_ref(), value)))
-            }
+            Member::Object(members) => serializer.collect_map(&members.0),
         }
     }
 }
