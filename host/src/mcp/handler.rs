@@ -65,6 +65,9 @@ pub struct Session {
     /// Cancelled when the client's input ends (stdio), so open subscriptions end
     /// with it instead of holding the process up.
     input_closed: tokio_util::sync::CancellationToken,
+    /// The `subscriptions/listen` requests rmcp is acknowledging (stdio): each
+    /// is settled as its `listen` begins, so the end of the input can wait for it.
+    listens: Arc<super::input_end::Listens>,
     /// The URIs this session subscribed to (`resources/subscribe`).
     pub(super) subscriptions: Arc<Mutex<std::collections::BTreeSet<String>>>,
 }
@@ -86,18 +89,21 @@ impl Session {
             transport: Transport::Http,
             log_level: Arc::new(Mutex::new(None)),
             input_closed: tokio_util::sync::CancellationToken::new(),
+            listens: Arc::default(),
             subscriptions: Arc::default(),
         }
     }
 
     /// The stdio session of the local operator, whose subscriptions end when
-    /// `input_closed` is cancelled.
-    pub fn with_input(
+    /// `input_closed` is cancelled, and settle in `listens` as they begin.
+    pub(super) fn with_input(
         server: Arc<Server>,
         input_closed: tokio_util::sync::CancellationToken,
+        listens: Arc<super::input_end::Listens>,
     ) -> Self {
         Session {
             input_closed,
+            listens,
             transport: Transport::Stdio,
             ..Session::new(server)
         }
@@ -449,6 +455,7 @@ impl ServerHandler for Session {
     /// `notifications/tools/list_changed` whenever the catalog changes (and
     /// `prompts/list_changed` when its prompts do).
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        self.listens.settled(&context.request_context().id);
         let mut changes = self.server.changes.subscribe();
         loop {
             tokio::select! {

@@ -16,6 +16,7 @@ mod events;
 pub mod handler;
 pub mod http;
 pub mod input;
+mod input_end;
 pub mod limits;
 pub mod oauth;
 pub mod prometheus;
@@ -299,11 +300,7 @@ pub async fn serve_stdio(
             stop_input.cancel();
         });
     }
-    let stdin = EndSignal {
-        inner: stdin,
-        ended: input_closed.clone(),
-        stop: Box::pin(stop_input.cancelled_owned()),
-    };
+    let stdin = input_end::EndSignal::new(stdin, input_closed.clone(), stop_input);
     // 2025-11-25's tasks need what rmcp does not carry (see `tasks::edge`).
     let seen = Arc::new(tasks::edge::Seen::default());
     let stdin = tasks::edge::Tap::new(stdin, seen.clone());
@@ -312,7 +309,9 @@ pub async fn serve_stdio(
         tasks::edge::Source::Tap(seen),
         server.clone(),
     );
-    let session = Session::with_input(server, input_closed);
+    let listens = Arc::new(input_end::Listens::default());
+    let transport = input_end::InputEnd::new(transport, listens.clone());
+    let session = Session::with_input(server, input_closed, listens);
     let open = metrics::gauge!("toolhost_sessions_open", "transport" => "stdio");
     open.increment(1.0);
     // Boxed: the session's future type is deep enough to exceed the
@@ -343,36 +342,6 @@ async fn serve_session(
     let reason = running.waiting().await?;
     tracing::info!(?reason, "stdio client finished");
     Ok(())
-}
-
-/// Client input that cancels `ended` when it reaches its end, so long-lived
-/// handlers (a 2026-07-28 `subscriptions/listen`) stop when the client has gone;
-/// it ends early, as if the client had closed it, once `stop` resolves (the
-/// drain of a shutdown is over).
-struct EndSignal<R> {
-    inner: R,
-    ended: tokio_util::sync::CancellationToken,
-    stop: std::pin::Pin<Box<tokio_util::sync::WaitForCancellationFutureOwned>>,
-}
-
-impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for EndSignal<R> {
-    fn poll_read(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        if self.stop.as_mut().poll(cx).is_ready() {
-            self.ended.cancel();
-            return std::task::Poll::Ready(Ok(()));
-        }
-        let (before, room) = (buf.filled().len(), buf.remaining() > 0);
-        let poll = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
-        // Zero bytes into a buffer with room is the end of the input.
-        if room && matches!(poll, std::task::Poll::Ready(Ok(()))) && buf.filled().len() == before {
-            self.ended.cancel();
-        }
-        poll
-    }
 }
 
 /// `text` cut to at most `max` bytes at a character boundary: how the edge
