@@ -203,7 +203,7 @@ bench: guests $(if $(filter 1,$(PGO)),pgo)
 	$(CARGO) build --release --locked --bin toolhost --examples
 	# Copies: a shared target directory may be rebuilt under the running bench.
 	mkdir -p $(BENCH_BIN)
-	cp $(TARGET_DIR)/release/toolhost $(TARGET_DIR)/release/examples/native_add $(TARGET_DIR)/release/examples/bench $(BENCH_BIN)/
+	cp $(TARGET_DIR)/release/toolhost $(TARGET_DIR)/release/examples/native_add $(TARGET_DIR)/release/examples/wasmtime_add $(TARGET_DIR)/release/examples/bench $(BENCH_BIN)/
 	$(if $(filter 1,$(PGO)),cp $(PGO_DIR)/toolhost $(BENCH_BIN)/toolhost-pgo)
 	# Out of the page cache, so they start as a deployed binary does, read from
 	# disk: pages just written by cp map differently (P5 read 5 MiB more).
@@ -211,7 +211,7 @@ bench: guests $(if $(filter 1,$(PGO)),pgo)
 	for f in $(BENCH_BIN)/*; do dd if=$$f iflag=nocache count=0 status=none; done
 	# As a service runs: RUST_BACKTRACE makes every error on a fault path walk the stack.
 	env -u RUST_BACKTRACE $(CARGO) bench --locked --bench call
-	env -u RUST_BACKTRACE TOOLHOST=$(BENCH_BIN)/toolhost NATIVE_ADD=$(BENCH_BIN)/native_add \
+	env -u RUST_BACKTRACE TOOLHOST=$(BENCH_BIN)/toolhost NATIVE_ADD=$(BENCH_BIN)/native_add WASMTIME_ADD=$(BENCH_BIN)/wasmtime_add \
 		$(if $(filter 1,$(PGO)),TOOLHOST_PGO=$(BENCH_BIN)/toolhost-pgo) \
 		CRITERION_DIR=$(TARGET_DIR)/criterion WASSETTE=$(WASSETTE) QUICK=$(QUICK) $(BENCH_BIN)/bench
 

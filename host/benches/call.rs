@@ -42,14 +42,12 @@ use toolhost::render::{
     Mapper, OutputMode, RenderContext, Revision, ServerInfo, SizeLimits, Target,
 };
 use toolhost::result::{ContentPart, ToolResult};
-use toolhost::runtime::bindings::v0_2::full::exports::toolhost::plugin::tool::GuestIndices;
-use toolhost::runtime::bindings::wit_types;
 use toolhost::runtime::{EngineSettings, Runtime};
 use toolhost::store::{Signer, SqliteStore};
-use wasmtime::Store;
-use wasmtime::component::types::ComponentItem;
-use wasmtime::component::{Component, InstancePre, Linker, ResourceTable};
-use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+#[path = "../examples/bench/floor.rs"]
+mod floor;
+use floor::{floor_call, floor_pre};
 
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
@@ -137,82 +135,6 @@ const SERVER: ServerInfo<'static> = ServerInfo {
     version: env!("CARGO_PKG_VERSION"),
 };
 
-/// The state of the floor's store: an empty WASI context.
-struct Floor {
-    wasi: WasiCtx,
-    table: ResourceTable,
-}
-
-impl WasiView for Floor {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
-    }
-}
-
-fn floor_pre(runtime: &Runtime) -> (InstancePre<Floor>, GuestIndices) {
-    let engine = runtime.engine();
-    let component = Component::from_file(engine, calc()).expect("compiles");
-    let mut linker = Linker::<Floor>::new(engine);
-    wasmtime_wasi::p2::add_to_linker_async(&mut linker).expect("wasi");
-    // `add` calls no host function; the `host` interface traps if it did. (Only
-    // toolhost's own imports: `define_unknown_imports_as_traps` matches names
-    // exactly, so it would also stub a WASI import of a newer 0.2.x version than
-    // the one the linker names, which the linker's semver matching already
-    // serves, and the two resource types then clash.)
-    let types = component.component_type();
-    for (name, item) in types.imports(engine) {
-        let ComponentItem::ComponentInstance(instance) = item.ty else {
-            continue;
-        };
-        if !name.starts_with("toolhost:") {
-            continue;
-        }
-        let mut stubs = linker.instance(name).expect("an instance");
-        for (function, item) in instance.exports(engine) {
-            if let ComponentItem::ComponentFunc(_) = item.ty {
-                stubs
-                    .func_new(function, |_, _, _, _| {
-                        Err(wasmtime::Error::msg("the floor offers no host function"))
-                    })
-                    .expect("a stub");
-            }
-        }
-    }
-    let pre = linker.instantiate_pre(&component).expect("links");
-    let tool = GuestIndices::new(&pre).expect("exports toolhost:plugin/tool@0.2.0");
-    (pre, tool)
-}
-
-async fn floor_call((pre, tool): &(InstancePre<Floor>, GuestIndices), args: &str) -> String {
-    let mut store = Store::new(
-        pre.engine(),
-        Floor {
-            wasi: WasiCtx::builder().build(),
-            table: ResourceTable::new(),
-        },
-    );
-    store.set_epoch_deadline(u64::MAX / 2);
-    let instance = pre.instantiate_async(&mut store).await.expect("instance");
-    let context = wit_types::CallContext {
-        caller: None,
-        request_id: "1".into(),
-        deadline: None,
-    };
-    let answer = tool
-        .load(&mut store, &instance)
-        .expect("the tool export")
-        .call_call(&mut store, "add", &args.to_owned(), &context)
-        .await
-        .expect("call");
-    match answer.outcome {
-        wit_types::Outcome::Success(data) => data.unwrap_or_default(),
-        wit_types::Outcome::Failure(e) => panic!("{}", e.message),
-    }
-}
-
 fn calls(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -222,11 +144,11 @@ fn calls(c: &mut Criterion) {
     let args = json!({"a": 2, "b": 3});
     let pooling = rt.block_on(host(true));
     let on_demand = rt.block_on(host(false));
-    let pre = floor_pre(&pooling.runtime);
+    let pre = floor_pre(&pooling.runtime, &calc());
     let mut group = c.benchmark_group("call");
     group.bench_function("floor", |b| {
         b.to_async(&rt)
-            .iter(|| floor_call(&pre, r#"{"a":2,"b":3}"#))
+            .iter(|| floor_call(&pre, "add", r#"{"a":2,"b":3}"#))
     });
     group.bench_function("toolhost/pooling", |b| {
         b.to_async(&rt).iter(|| toolhost_call(&pooling, &args))

@@ -1,12 +1,13 @@
 //! The process-level half of `make bench` (issue #7): stdio calls/s against a
-//! bare rmcp server (and wassette, when `WASSETTE` names its binary), Streamable
+//! bare rmcp server, the same server running calc with wasmtime alone
+//! (`wasmtime_add`), and wassette when `WASSETTE` names its binary; Streamable
 //! HTTP throughput and latency under `wrk` (and what metrics, traces and the
 //! audit log cost there, `bench/observing.rs`), start-up to the first `tools/list`,
 //! resident memory. It then reads criterion's estimates of the in-process
 //! benchmarks (`benches/call.rs`), prints one table and writes it into
 //! `docs/benchmarks.md`.
 //!
-//! Environment: `TOOLHOST` and `NATIVE_ADD` (the binaries), `CRITERION_DIR`
+//! Environment: `TOOLHOST`, `NATIVE_ADD` and `WASMTIME_ADD` (the binaries), `CRITERION_DIR`
 //! (criterion's output), optional `TOOLHOST_PGO` (the profile-guided build of
 //! `make pgo`, whose stdio calls, start-up and memory are then measured beside
 //! the plain build's), `WASSETTE`, `WRK` (default `wrk`), `QUICK=1` (shorter runs).
@@ -455,6 +456,8 @@ fn main() {
     // The profile-guided build of `make pgo`, measured beside the plain one.
     let toolhost_pgo = env_path("TOOLHOST_PGO");
     let native = env_path("NATIVE_ADD").expect("NATIVE_ADD names the native rmcp server");
+    let wasmtime_add = env_path("WASMTIME_ADD")
+        .expect("WASMTIME_ADD names the rmcp server calling calc with wasmtime");
     let wassette = env_path("WASSETTE");
     let criterion = env_path("CRITERION_DIR").unwrap_or_else(|| root().join("target/criterion"));
     let mut table = Table::default();
@@ -642,6 +645,13 @@ fn main() {
             tool: "add".into(),
             arguments: json!({"a": 2, "b": 3}),
         },
+        Subject {
+            label: "rmcp + wasmtime",
+            program: wasmtime_add.clone(),
+            args: vec![rust_guest("calc").display().to_string()],
+            tool: "add".into(),
+            arguments: json!({"a": 2, "b": 3}),
+        },
     ];
     if let Some(pgo) = &toolhost_pgo {
         subjects.push(Subject {
@@ -720,6 +730,19 @@ fn main() {
         format!("{th:.0} vs {nat:.0} calls/s"),
         "≥ 0.9×",
         p2s_verdict(th, nat),
+    );
+    let sandboxed = rate("rmcp + wasmtime").unwrap();
+    table.row(
+        "P2s split: bare rmcp whose `add` runs calc in a fresh instance with wasmtime alone, vs native `add`",
+        format!("{sandboxed:.0} vs {nat:.0} calls/s"),
+        "—",
+        format!("{:.2}× (the most a server instantiating per call reaches)", sandboxed / nat),
+    );
+    table.row(
+        "P2s split: toolhost vs that rmcp + wasmtime server (what toolhost adds)",
+        format!("{th:.0} vs {sandboxed:.0} calls/s"),
+        "—",
+        format!("{:.2}×", th / sandboxed),
     );
     if let Some(pgo) = rate("toolhost (PGO)") {
         table.row(
