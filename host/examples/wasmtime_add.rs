@@ -8,64 +8,34 @@
 //! Usage: `wasmtime_add <calc.wasm>`.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
-};
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::{Value, json};
 use toolhost::runtime::{EngineSettings, Runtime};
 
+#[path = "bench/add_server.rs"]
+mod add_server;
 #[path = "bench/floor.rs"]
 mod floor;
 
-#[derive(Clone)]
-struct Add {
-    calc: Arc<floor::FloorPre>,
+struct Sandboxed {
+    calc: floor::FloorPre,
 }
 
-impl ServerHandler for Add {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("wasmtime-add", "0.1.0"))
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        let tool = serde_json::from_value(json!({
-            "name": "add",
-            "description": "Adds two numbers, in a fresh WebAssembly instance.",
-            "inputSchema": {
-                "type": "object",
-                "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
-                "required": ["a", "b"]
-            }
-        }))
-        .expect("a tool");
-        Ok(ListToolsResult::with_all_items(vec![tool]))
-    }
+impl add_server::Adder for Sandboxed {
+    const NAME: &'static str = "wasmtime-add";
+    const DESCRIPTION: &'static str = "Adds two numbers, in a fresh WebAssembly instance.";
 
     /// As `native_add` answers, with the sum calc's `add` computed.
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let args = Value::Object(request.arguments.unwrap_or_default()).to_string();
+    async fn add(&self, args: JsonObject) -> CallToolResult {
+        let args = Value::Object(args).to_string();
         let data = floor::floor_call(&self.calc, "add", &args).await;
         let sum: Value = serde_json::from_str(&data).expect("calc answers JSON");
-        let result: CallToolResult = serde_json::from_value(json!({
+        serde_json::from_value(json!({
             "content": [{"type": "text", "text": data}],
             "structuredContent": sum
         }))
-        .expect("a result");
-        Ok(result.into())
+        .expect("a result")
     }
 }
 
@@ -77,8 +47,6 @@ async fn main() -> anyhow::Result<()> {
         .ok_or_else(|| anyhow::anyhow!("usage: wasmtime_add <calc.wasm>"))?;
     let cache = std::env::temp_dir().join("toolhost-wasmtime-add-cache");
     let runtime = Runtime::new(EngineSettings::default(), cache)?;
-    let calc = Arc::new(floor::floor_pre(&runtime, &calc));
-    let running = Add { calc }.serve(rmcp::transport::stdio()).await?;
-    running.waiting().await?;
-    Ok(())
+    let calc = floor::floor_pre(&runtime, &calc);
+    add_server::serve(Sandboxed { calc }).await
 }
