@@ -5,7 +5,10 @@ CARGO ?= cargo
 PYTHON ?= python3
 A2A_VENV := tests/a2a/.venv
 
-GUESTS := --manifest-path guest-examples/Cargo.toml --target wasm32-wasip2 --release --locked
+# The guests land in guest-examples/target, where the tests, the benchmarks and
+# `make run` read them, whatever CARGO_TARGET_DIR names for the host.
+GUESTS := --manifest-path guest-examples/Cargo.toml --target-dir guest-examples/target \
+	--target wasm32-wasip2 --release --locked
 # The example guests in JavaScript, Python and C (before the rules: make expands
 # prerequisites as it reads them).
 LANG_OUT := guest-examples/target/lang
