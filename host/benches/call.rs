@@ -6,6 +6,8 @@
 //!   handler makes it: arguments validated against the input schema, a fresh
 //!   store and instance, the call, the output checked and the result rendered for
 //!   MCP 2026-07-28 (compat).
+//! - `call/toolhost/pooling-stdio`: the same call rendered as over stdio, where
+//!   the mapper writes the result's JSON text itself (`mcp_as_text`).
 //! - `call/floor`: the floor under it: wasmtime alone instantiating the same
 //!   component in the same engine (the pooling one toolhost builds) and calling
 //!   `add` through the same bindings, with an empty WASI context.
@@ -112,7 +114,10 @@ async fn host_of(toml: &str) -> Host {
     }
 }
 
-async fn toolhost_call(host: &Host, args: &Value) -> String {
+/// One call as the MCP handler makes it, rendered for the edge: over
+/// Streamable HTTP the typed result that rmcp serializes (`as_text` false),
+/// over stdio the text the mapper writes (`as_text` true).
+async fn toolhost_call(host: &Host, args: &Value, as_text: bool) -> String {
     let tool = host.catalog.tool("add").expect("add");
     let result = host
         .catalog
@@ -122,9 +127,11 @@ async fn toolhost_call(host: &Host, args: &Value) -> String {
     ctx.output_schema = tool.descriptor.output_schema.as_ref();
     ctx.request_id = "1";
     ctx.server = Some(SERVER);
+    ctx.mcp_as_text = as_text;
     let rendered = host.mapper.render_owned(result, TARGET, &ctx).await;
-    // What rmcp writes into the response: the rendering serialized once.
-    let text = rendered.rendering.to_json();
+    // What goes into the response: the typed rendering serialized once as rmcp
+    // does, or the text as it is.
+    let text = rendered.rendering.into_json();
     assert!(text.contains("\"sum\"") || text.contains('5'), "{text}");
     text
 }
@@ -151,10 +158,16 @@ fn calls(c: &mut Criterion) {
             .iter(|| floor_call(&pre, "add", r#"{"a":2,"b":3}"#))
     });
     group.bench_function("toolhost/pooling", |b| {
-        b.to_async(&rt).iter(|| toolhost_call(&pooling, &args))
+        b.to_async(&rt)
+            .iter(|| toolhost_call(&pooling, &args, false))
+    });
+    group.bench_function("toolhost/pooling-stdio", |b| {
+        b.to_async(&rt)
+            .iter(|| toolhost_call(&pooling, &args, true))
     });
     group.bench_function("toolhost/on-demand", |b| {
-        b.to_async(&rt).iter(|| toolhost_call(&on_demand, &args))
+        b.to_async(&rt)
+            .iter(|| toolhost_call(&on_demand, &args, false))
     });
     group.finish();
 }

@@ -475,6 +475,15 @@ fn main() {
             "≤ 1.3× floor",
             format!("{ratio:.2}× ({})", verdict(ratio <= 1.3)),
         );
+        if let Some(stdio) = get("call/toolhost/pooling-stdio") {
+            let ratio = stdio / floor;
+            table.row(
+                "P1 over stdio: the same call with the result's text written by the mapper (the stdio edge's path)",
+                format!("{:.1} µs vs {:.1} µs", stdio / 1e3, floor / 1e3),
+                "≤ 1.3× floor",
+                format!("{ratio:.2}× ({})", verdict(ratio <= 1.3)),
+            );
+        }
         if let Some(on_demand) = get("call/toolhost/on-demand") {
             table.row(
                 "Instance pool: call with pooling vs on-demand allocator",
