@@ -65,9 +65,10 @@ pub struct Session {
     /// Cancelled when the client's input ends (stdio), so open subscriptions end
     /// with it instead of holding the process up.
     input_closed: tokio_util::sync::CancellationToken,
-    /// The `subscriptions/listen` requests rmcp is acknowledging (stdio): each
-    /// is settled as its `listen` begins, so the end of the input can wait for it.
-    listens: Arc<super::input_end::Listens>,
+    /// The `subscriptions/listen` requests rmcp is acknowledging, on stdio
+    /// (HTTP has none): each is settled as its `listen` begins, so the end of
+    /// the input can wait for it.
+    listens: Option<Arc<super::input_end::Listens>>,
     /// The URIs this session subscribed to (`resources/subscribe`).
     pub(super) subscriptions: Arc<Mutex<std::collections::BTreeSet<String>>>,
 }
@@ -89,7 +90,7 @@ impl Session {
             transport: Transport::Http,
             log_level: Arc::new(Mutex::new(None)),
             input_closed: tokio_util::sync::CancellationToken::new(),
-            listens: Arc::default(),
+            listens: None,
             subscriptions: Arc::default(),
         }
     }
@@ -103,7 +104,7 @@ impl Session {
     ) -> Self {
         Session {
             input_closed,
-            listens,
+            listens: Some(listens),
             transport: Transport::Stdio,
             ..Session::new(server)
         }
@@ -455,7 +456,9 @@ impl ServerHandler for Session {
     /// `notifications/tools/list_changed` whenever the catalog changes (and
     /// `prompts/list_changed` when its prompts do).
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        self.listens.settled(&context.request_context().id);
+        if let Some(listens) = &self.listens {
+            listens.settled(&context.request_context().id);
+        }
         let mut changes = self.server.changes.subscribe();
         loop {
             tokio::select! {
