@@ -24,6 +24,7 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value, json};
 
+use super::members::{Member, Members};
 use super::{OutputMode, RenderContext, Revision, legacy, literal, meta, structured, text};
 use crate::result::{
     ContentPart, Outcome, ResourceBody, ResourceLink, StoredLink, ToolError, ToolResult,
@@ -49,37 +50,44 @@ impl McpRenderer {
     /// [`McpRenderer::render`]'s result as the JSON text rmcp writes for it (the
     /// same bytes), for an edge that sends text: stdio.
     ///
-    /// Written in one pass, without the typed value's copies: the first block's
-    /// JSON (the envelope in `compat` and `legacy` modes, the data in `spec`
-    /// mode) goes into the text already escaped as a string ([`literal`]), and
-    /// the structured content is written from the borrowed data. The members
-    /// come in the order of rmcp's `CallToolResult`. The tests below and
-    /// `tests/golden_matrix.rs` (every sample and target) hold the two
+    /// Written in one pass from the borrowed result, without the typed value
+    /// or its copies: the first block's JSON (the envelope in `compat` and
+    /// `legacy` modes, the data in `spec` mode) goes into the text already
+    /// escaped as a string ([`literal`]), the structured content is written
+    /// from the borrowed data, and the metadata from its borrowed members. The
+    /// members come in the order of rmcp's `CallToolResult`. The tests below
+    /// and `tests/golden_matrix.rs` (every sample and target) hold the two
     /// renderings to the same bytes.
     pub fn render_text(&self, result: &ToolResult, ctx: &RenderContext<'_>) -> String {
-        let without_lead = self.render_blocks(result, ctx, false);
-        let lead = self.lead(result);
+        let mut metadata = meta::metadata(result, ctx);
         let mut out = Vec::with_capacity(TEXT_CAPACITY);
         out.push(b'{');
-        if let Some(result_type) = &without_lead.result_type {
+        if self.revision.is_stateless() {
             out.extend_from_slice(br#""resultType":"#);
-            write_json(&mut out, result_type);
+            write_json(&mut out, &ResultType::COMPLETE);
             out.push(b',');
         }
         out.extend_from_slice(br#""content":["#);
-        for (index, block) in without_lead.content.iter().enumerate() {
-            if index > 0 {
+        let mut first = true;
+        self.each_block(result, |block| {
+            if !std::mem::take(&mut first) {
                 out.push(b',');
             }
-            match lead {
-                Some(lead) if index == 0 => {
-                    out.extend_from_slice(br#"{"type":"text","text":"#);
-                    lead.write_literal(result, ctx, &mut out);
-                    out.push(b'}');
-                }
-                _ => write_json(&mut out, block),
+            match block {
+                Block::Lead(lead) => write_text_block(&mut out, |out| {
+                    lead.write_literal(result, ctx, out);
+                }),
+                Block::Text(text) => write_text_block(&mut out, |out| write_json(out, text)),
+                Block::Error(error) => write_text_block(&mut out, |out| {
+                    literal::write_literal(out, &ErrorBlock(error));
+                }),
+                Block::Metadata => write_text_block(&mut out, |out| {
+                    literal::write_literal(out, &MetadataBlock(&metadata));
+                }),
+                Block::Part(index, part) => write_json(&mut out, &self.part(index, part)),
+                Block::Stored(link) => write_json(&mut out, &self.stored_link(link)),
             }
-        }
+        });
         out.push(b']');
         if let Some(data) = result.data()
             && let Some(shape) = structured::shape(data, ctx.output_schema, self.revision)
@@ -87,14 +95,14 @@ impl McpRenderer {
             out.extend_from_slice(br#","structuredContent":"#);
             structured::write_shaped(&mut out, data, shape);
         }
-        if let Some(is_error) = without_lead.is_error {
-            out.extend_from_slice(br#","isError":"#);
-            write_json(&mut out, &is_error);
+        if result.is_failure() {
+            out.extend_from_slice(br#","isError":true"#);
         }
-        if let Some(meta) = &without_lead.meta {
-            out.extend_from_slice(br#","_meta":"#);
-            write_json(&mut out, meta);
+        if let Some(server) = self.names_server(ctx) {
+            metadata.insert(SERVER_INFO_KEY, Member::Object(server.members()));
         }
+        out.extend_from_slice(br#","_meta":"#);
+        write_json(&mut out, &metadata);
         out.push(b'}');
         String::from_utf8(out).expect("serde_json and ASCII punctuation write UTF-8")
     }
@@ -115,66 +123,72 @@ impl McpRenderer {
         result: &ToolResult,
         ctx: &RenderContext<'_>,
     ) -> CallToolResult {
-        self.render_blocks(result, ctx, true)
+        let metadata = meta::metadata(result, ctx);
+        let mut blocks = Vec::new();
+        self.each_block(result, |block| {
+            blocks.push(match block {
+                Block::Lead(lead) => text_block(lead.text(result, ctx)),
+                Block::Text(text) => text_block(text.to_owned()),
+                Block::Error(error) => text_block(json_text(&ErrorBlock(error))),
+                Block::Metadata => text_block(json_text(&MetadataBlock(&metadata))),
+                Block::Part(index, part) => self.part(index, part),
+                Block::Stored(link) => self.stored_link(link),
+            });
+        });
+        let mut out = CallToolResult::success(blocks);
+        out.is_error = result.is_failure().then_some(true);
+        let mut metadata = metadata.into_map();
+        if let Some(server) = self.names_server(ctx) {
+            metadata.insert(SERVER_INFO_KEY.into(), server.to_value());
+        }
+        out.result_type = self.revision.is_stateless().then_some(ResultType::COMPLETE);
+        out.meta = Some(MetaObject(metadata));
+        out
     }
 
-    /// [`McpRenderer::render_without_data`]; without `with_lead`, the first
-    /// block's JSON ([`McpRenderer::lead`]) is left empty for the caller to write.
-    fn render_blocks(
-        &self,
-        result: &ToolResult,
-        ctx: &RenderContext<'_>,
-        with_lead: bool,
-    ) -> CallToolResult {
-        let mut metadata = meta::metadata_map(result, ctx);
-        let mut blocks = Vec::new();
+    /// The server this revision's results name in their `_meta`, if any:
+    /// 2026-07-28 names it in every result. It is no part of what the tool
+    /// returned, so it comes last, after the result's own keys.
+    fn names_server<'c>(&self, ctx: &RenderContext<'c>) -> Option<ServerInfo<'c>> {
+        ctx.server.filter(|_| self.revision.is_stateless())
+    }
+
+    /// Calls `each` with the blocks of `result`'s content, in order. What
+    /// decides which blocks a result has, for both the typed rendering and the
+    /// text.
+    fn each_block<'r>(&self, result: &'r ToolResult, mut each: impl FnMut(Block<'r>)) {
+        let any = std::cell::Cell::new(false);
+        let mut each = |block| {
+            any.set(true);
+            each(block);
+        };
         if let Some(lead) = self.lead(result) {
-            blocks.push(text_block(match with_lead {
-                true => lead.text(result, ctx),
-                false => String::new(),
-            }));
+            each(Block::Lead(lead));
         }
         if self.mode == OutputMode::Spec {
             if let Outcome::Failure(error) = result.outcome() {
-                blocks.push(text_block(error.message.clone()));
-                blocks.push(text_block(error_text(error)));
+                each(Block::Text(&error.message));
+                each(Block::Error(error));
             }
             if let Some(summary) = result.summary() {
-                blocks.push(text_block(summary.to_owned()));
+                each(Block::Text(summary));
             }
         }
         // In legacy mode the envelope already carries the parts and links.
         if self.mode != OutputMode::Legacy {
             for (index, part) in result.content().iter().enumerate() {
-                blocks.push(self.part(index, part));
+                each(Block::Part(index, part));
             }
             for link in result.stored_links() {
-                blocks.push(self.stored_link(link));
+                each(Block::Stored(link));
             }
         }
         if self.mode == OutputMode::Spec {
-            if blocks.is_empty() {
-                blocks.push(text_block(text::empty(result).to_owned()));
+            if !any.get() {
+                each(Block::Text(text::empty(result)));
             }
-            blocks.push(text_block(json_text(
-                &json!({ "_meta": Value::Object(metadata.clone()) }),
-            )));
+            each(Block::Metadata);
         }
-
-        let mut out = CallToolResult::success(blocks);
-        out.is_error = result.is_failure().then_some(true);
-        if self.revision.is_stateless() {
-            // 2026-07-28 names the server in every result; it is no part of what
-            // the tool returned, so it comes last, after the result's own keys.
-            if let Some(server) = ctx.server {
-                metadata.insert(SERVER_INFO_KEY.into(), server.to_value());
-            }
-            out.result_type = Some(ResultType::COMPLETE);
-        } else {
-            out.result_type = None;
-        }
-        out.meta = Some(MetaObject(metadata));
-        out
     }
 
     pub(super) fn part(&self, index: usize, part: &ContentPart) -> ContentBlock {
@@ -305,6 +319,63 @@ impl Lead<'_> {
     }
 }
 
+/// One block of a result's content, named before it is built as rmcp's
+/// `ContentBlock` or written as text.
+#[derive(Clone, Copy)]
+enum Block<'r> {
+    /// The first block's JSON, as text.
+    Lead(Lead<'r>),
+    /// A text of the result's own (`spec` mode: a failure's message, the
+    /// summary, the text of a result without any other block).
+    Text(&'r str),
+    /// `spec` mode: a failure's `{"error": ..}` as text.
+    Error(&'r ToolError),
+    /// `spec` mode: the metadata as a `{"_meta": ..}` text.
+    Metadata,
+    /// A content part, with its place in the result.
+    Part(usize, &'r ContentPart),
+    /// A link to a stored result.
+    Stored(&'r StoredLink),
+}
+
+/// The spec mode's block of a failure: `{"error": {"code", "message", "details"?}}`.
+struct ErrorBlock<'e>(&'e ToolError);
+
+impl serde::Serialize for ErrorBlock<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let error = self.0;
+        let mut fields = Members::default();
+        fields.insert("code", Member::Str(error.code.as_str()));
+        fields.insert("message", Member::Str(&error.message));
+        if let Some(details) = &error.details {
+            fields.insert("details", Member::Json(details));
+        }
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry("error", &fields)?;
+        map.end()
+    }
+}
+
+/// The spec mode's block of the metadata: `{"_meta": ..}`.
+struct MetadataBlock<'m, 'a>(&'m Members<'a>);
+
+impl serde::Serialize for MetadataBlock<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry("_meta", self.0)?;
+        map.end()
+    }
+}
+
+/// Appends a text block whose text `write_text` writes as a JSON string.
+fn write_text_block(out: &mut Vec<u8>, write_text: impl FnOnce(&mut Vec<u8>)) {
+    out.extend_from_slice(br#"{"type":"text","text":"#);
+    write_text(out);
+    out.push(b'}');
+}
+
 /// What [`McpRenderer::render_text`] reserves: a small result's text, so most
 /// renderings grow their buffer once or never.
 const TEXT_CAPACITY: usize = 1024;
@@ -334,21 +405,17 @@ pub struct ServerInfo<'a> {
     pub version: &'a str,
 }
 
-impl ServerInfo<'_> {
+impl<'a> ServerInfo<'a> {
     pub(crate) fn to_value(self) -> Value {
-        json!({ "name": self.name, "version": self.version })
+        Value::Object(self.members().into_map())
     }
-}
 
-/// The spec mode's block of a failure: `{"error": {"code", "message", "details"?}}`.
-fn error_text(error: &ToolError) -> String {
-    let mut fields = Map::new();
-    fields.insert("code".into(), json!(error.code.as_str()));
-    fields.insert("message".into(), json!(error.message));
-    if let Some(details) = &error.details {
-        fields.insert("details".into(), details.clone());
+    fn members(self) -> Members<'a> {
+        let mut members = Members::default();
+        members.insert("name", Member::Str(self.name));
+        members.insert("version", Member::Str(self.version));
+        members
     }
-    json_text(&json!({ "error": Value::Object(fields) }))
 }
 
 fn wire_link(link: &ResourceLink) -> Resource {
@@ -387,7 +454,7 @@ fn part_uri(index: usize) -> String {
 
 /// `value` as compact JSON text. `serde_json::to_string` writes into a buffer;
 /// `Value`'s `Display` (`to_string()`) goes through a formatter and is slower.
-pub(super) fn json_text(value: &Value) -> String {
+pub(super) fn json_text(value: &(impl serde::Serialize + ?Sized)) -> String {
     serde_json::to_string(value).expect("a JSON value always serializes")
 }
 

@@ -19,6 +19,7 @@ pub mod legacy;
 mod literal;
 mod mapper;
 pub mod mcp;
+mod members;
 pub mod meta;
 pub mod prompt;
 pub mod request_error;

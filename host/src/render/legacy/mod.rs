@@ -20,15 +20,13 @@
 pub mod keys;
 pub mod parse;
 
-use std::borrow::Cow;
-
-use indexmap::IndexMap;
 use serde::ser::SerializeMap as _;
 use serde::{Serialize, Serializer};
 use serde_json::{Value, json};
 
 use super::RenderContext;
 use super::format::v1;
+use super::members::{Member, Members};
 use crate::result::{Outcome, ToolResult};
 
 /// The envelope as the compact JSON string legacy readers parse.
@@ -57,10 +55,8 @@ pub fn write_envelope_literal(result: &ToolResult, ctx: &RenderContext<'_>, out:
 /// The envelope of one result, borrowing what it can from the result.
 ///
 /// Its members keep the order and the rule of a JSON object built by inserting
-/// them one by one: a key inserted again keeps its first place and takes the
-/// new value (a key kept from a legacy envelope may repeat a well-known one).
-/// Written out as it stands, without a tree of its own: neither the data nor
-/// any other key or value is copied.
+/// them one by one ([`Members`]). Written out as it stands, without a tree of
+/// its own: neither the data nor any other key or value is copied.
 struct Envelope<'a> {
     /// Every member but `data`, in order.
     rest: Members<'a>,
@@ -151,7 +147,7 @@ impl<'a> Envelope<'a> {
 
 impl Serialize for Envelope<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut rest = self.rest.0.iter();
+        let mut rest = self.rest.iter();
         let mut map = serializer.serialize_map(None)?;
         if let Some((key, value)) = rest.next() {
             map.serialize_entry(key, value)?;
@@ -163,43 +159,6 @@ impl Serialize for Envelope<'_> {
             map.serialize_entry(key, value)?;
         }
         map.end()
-    }
-}
-
-/// The members of a JSON object in the order they were first inserted, each
-/// key once, as `serde_json::Map` keeps them, but with borrowed keys and values.
-/// Hashed, not searched: a guest's legacy answer may keep any number of keys.
-#[derive(Default)]
-struct Members<'a>(IndexMap<Cow<'a, str>, Member<'a>>);
-
-impl<'a> Members<'a> {
-    /// Sets `key` to `value`: in its place when it is there, at the end when not.
-    fn insert(&mut self, key: impl Into<Cow<'a, str>>, value: Member<'a>) {
-        self.0.insert(key.into(), value);
-    }
-}
-
-/// One value of the envelope.
-enum Member<'a> {
-    Bool(bool),
-    Str(&'a str),
-    /// A time, written as its RFC 3339 text.
-    Time(jiff::Timestamp),
-    Json(&'a Value),
-    Owned(Value),
-    Object(Members<'a>),
-}
-
-impl Serialize for Member<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Member::Bool(value) => serializer.serialize_bool(*value),
-            Member::Str(text) => serializer.serialize_str(text),
-            Member::Time(at) => serializer.collect_str(at),
-            Member::Json(value) => value.serialize(serializer),
-            Member::Owned(value) => value.serialize(serializer),
-            Member::Object(members) => serializer.collect_map(&members.0),
-        }
     }
 }
 

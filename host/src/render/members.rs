@@ -1,0 +1,205 @@
+//! The members of a JSON object a renderer assembles from a result (the legacy
+//! envelope, the metadata map), borrowed from the result until they are written.
+//!
+//! They keep the rule of a JSON object built by inserting its members one by
+//! one, as `serde_json::Map` does: a key inserted again keeps its first place
+//! and takes the new value (a key kept from a legacy envelope may repeat a
+//! well-known one). They are written as they stand ([`Members`] serializes as
+//! an object), or turned into a `Map` where a typed value needs one
+//! ([`Members::into_map`]).
+//!
+//! A result has a handful of them, so they sit in a vector and a new key is
+//! looked for by comparing keys: no hashing, one allocation. Past [`SEARCHED`]
+//! members (a guest's legacy answer may keep any number of keys) they move
+//! into a hashed map, so inserting stays linear in the number of keys.
+
+use std::borrow::Cow;
+
+use indexmap::IndexMap;
+use serde::ser::SerializeMap as _;
+use serde::{Serialize, Serializer};
+use serde_json::{Map, Value};
+
+/// How many members are kept in a vector and searched before they move into a
+/// hashed map: comparing a dozen short keys costs less than hashing one.
+const SEARCHED: usize = 16;
+
+/// The members of one JSON object, in the order their keys were first inserted.
+#[derive(Default)]
+pub(crate) struct Members<'a>(Kept<'a>);
+
+enum Kept<'a> {
+    Searched(Vec<(Cow<'a, str>, Member<'a>)>),
+    Hashed(IndexMap<Cow<'a, str>, Member<'a>>),
+}
+
+impl Default for Kept<'_> {
+    fn default() -> Self {
+        Kept::Searched(Vec::new())
+    }
+}
+
+impl<'a> Members<'a> {
+    /// Sets `key` to `value`: in its place when it is there, at the end when not.
+    pub(crate) fn insert(&mut self, key: impl Into<Cow<'a, str>>, value: Member<'a>) {
+        let key = key.into();
+        match &mut self.0 {
+            Kept::Searched(members) => {
+                if let Some((_, old)) = members.iter_mut().find(|(k, _)| *k == key) {
+                    *old = value;
+                } else if members.len() < SEARCHED {
+                    members.push((key, value));
+                } else {
+                    let mut hashed: IndexMap<_, _> = std::mem::take(members).into_iter().collect();
+                    hashed.insert(key, value);
+                    self.0 = Kept::Hashed(hashed);
+                }
+            }
+            // In its place when it is there (`IndexMap::insert` keeps it).
+            Kept::Hashed(members) => {
+                members.insert(key, value);
+            }
+        }
+    }
+
+    /// The members in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &Member<'a>)> {
+        let (searched, hashed) = match &self.0 {
+            Kept::Searched(members) => (Some(members.iter().map(|(k, v)| (k, v))), None),
+            Kept::Hashed(members) => (None, Some(members.iter())),
+        };
+        searched
+            .into_iter()
+            .flatten()
+            .chain(hashed.into_iter().flatten())
+            .map(|(key, value)| (key.as_ref(), value))
+    }
+
+    fn len(&self) -> usize {
+        match &self.0 {
+            Kept::Searched(members) => members.len(),
+            Kept::Hashed(members) => members.len(),
+        }
+    }
+
+    /// The members as a JSON object of their own, for a typed value that holds one.
+    pub(crate) fn into_map(self) -> Map<String, Value> {
+        let mut map = Map::with_capacity(self.len());
+        let mut add = |key: Cow<'a, str>, value: Member<'a>| {
+            map.insert(key.into_owned(), value.into_value());
+        };
+        match self.0 {
+            Kept::Searched(members) => members.into_iter().for_each(|(k, v)| add(k, v)),
+            Kept::Hashed(members) => members.into_iter().for_each(|(k, v)| add(k, v)),
+        }
+        map
+    }
+}
+
+impl Serialize for Members<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.len()))?;
+        for (key, value) in self.iter() {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+/// One value of an object's members, borrowed from the result where it can be.
+pub(crate) enum Member<'a> {
+    Bool(bool),
+    Str(&'a str),
+    /// A time, written as its RFC 3339 text.
+    Time(jiff::Timestamp),
+    Json(&'a Value),
+    Owned(Value),
+    Object(Members<'a>),
+}
+
+impl Member<'_> {
+    fn into_value(self) -> Value {
+        match self {
+            Member::Bool(value) => Value::Bool(value),
+            Member::Str(text) => Value::String(text.to_owned()),
+            Member::Time(at) => Value::String(at.to_string()),
+            Member::Json(value) => value.clone(),
+            Member::Owned(value) => value,
+            Member::Object(members) => Value::Object(members.into_map()),
+        }
+    }
+}
+
+impl Serialize for Member<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Member::Bool(value) => serializer.serialize_bool(*value),
+            Member::Str(text) => serializer.serialize_str(text),
+            Member::Time(at) => serializer.collect_str(at),
+            Member::Json(value) => value.serialize(serializer),
+            Member::Owned(value) => value.serialize(serializer),
+            Member::Object(members) => members.serialize(serializer),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Whatever the number of keys, the members are what inserting the same
+    /// pairs into a `serde_json::Map` gives: the same order, the same values,
+    /// the same text.
+    #[test]
+    fn members_keep_the_rule_of_a_json_object() {
+        for count in [0, 1, 3, SEARCHED - 1, SEARCHED, SEARCHED + 1, 100] {
+            let mut members = Members::default();
+            let mut map = Map::new();
+            // Every third key repeats an earlier one, late, with a new value.
+            for i in 0..count {
+                let key = if i % 3 == 2 {
+                    format!("k{}", i / 2)
+                } else {
+                    format!("k{i}")
+                };
+                members.insert(key.clone(), Member::Owned(json!(i)));
+                map.insert(key, json!(i));
+            }
+            assert_eq!(
+                serde_json::to_string(&members).unwrap(),
+                serde_json::to_string(&map).unwrap(),
+                "{count} keys"
+            );
+            let keys: Vec<_> = members.iter().map(|(k, _)| k.to_owned()).collect();
+            assert_eq!(
+                keys,
+                map.keys().cloned().collect::<Vec<_>>(),
+                "{count} keys"
+            );
+            assert_eq!(members.into_map(), map, "{count} keys");
+        }
+    }
+
+    #[test]
+    fn each_member_converts_to_the_value_it_writes() {
+        let data = json!({"id": [1, "x"]});
+        let mut inner = Members::default();
+        inner.insert("name", Member::Str("t\"x"));
+        let mut members = Members::default();
+        members.insert("bool", Member::Bool(false));
+        members.insert(
+            "time",
+            Member::Time("2027-01-15T08:00:00.5Z".parse().unwrap()),
+        );
+        members.insert("json", Member::Json(&data));
+        members.insert("owned", Member::Owned(json!(2.5)));
+        members.insert("object", Member::Object(inner));
+        let written = serde_json::to_string(&members).unwrap();
+        assert_eq!(
+            written,
+            r#"{"bool":false,"time":"2027-01-15T08:00:00.5Z","json":{"id":[1,"x"]},"owned":2.5,"object":{"name":"t\"x"}}"#
+        );
+        assert_eq!(serde_json::to_string(&members.into_map()).unwrap(), written);
+    }
+}
