@@ -21,7 +21,8 @@ use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 /// How many members are kept in a vector and searched before they move into a
-/// hashed map: comparing a dozen short keys costs less than hashing one.
+/// hashed map: comparing a dozen short keys (most differ in length) costs about
+/// what hashing one does, without the map's allocations.
 const SEARCHED: usize = 16;
 
 /// The members of one JSON object, in the order their keys were first inserted.
