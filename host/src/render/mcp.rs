@@ -79,10 +79,10 @@ impl McpRenderer {
                 }),
                 Block::Text(text) => write_text_block(&mut out, |out| write_json(out, text)),
                 Block::Error(error) => write_text_block(&mut out, |out| {
-                    literal::write_literal(out, &ErrorBlock(error));
+                    literal::write_literal(out, &ErrorBlock::of(error));
                 }),
                 Block::Metadata => write_text_block(&mut out, |out| {
-                    literal::write_literal(out, &MetadataBlock(&metadata));
+                    literal::write_literal(out, &MetadataBlock { meta: &metadata });
                 }),
                 Block::Part(index, part) => write_json(&mut out, &self.part(index, part)),
                 Block::Stored(link) => write_json(&mut out, &self.stored_link(link)),
@@ -129,8 +129,8 @@ impl McpRenderer {
             blocks.push(match block {
                 Block::Lead(lead) => text_block(lead.text(result, ctx)),
                 Block::Text(text) => text_block(text.to_owned()),
-                Block::Error(error) => text_block(json_text(&ErrorBlock(error))),
-                Block::Metadata => text_block(json_text(&MetadataBlock(&metadata))),
+                Block::Error(error) => text_block(json_text(&ErrorBlock::of(error))),
+                Block::Metadata => text_block(json_text(&MetadataBlock { meta: &metadata })),
                 Block::Part(index, part) => self.part(index, part),
                 Block::Stored(link) => self.stored_link(link),
             });
@@ -339,34 +339,36 @@ enum Block<'r> {
 }
 
 /// The spec mode's block of a failure: `{"error": {"code", "message", "details"?}}`.
-struct ErrorBlock<'e>(&'e ToolError);
+#[derive(serde::Serialize)]
+struct ErrorBlock<'e> {
+    error: ErrorFields<'e>,
+}
 
-impl serde::Serialize for ErrorBlock<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap as _;
-        let error = self.0;
-        let mut fields = Members::default();
-        fields.insert("code", Member::Str(error.code.as_str()));
-        fields.insert("message", Member::Str(&error.message));
-        if let Some(details) = &error.details {
-            fields.insert("details", Member::Json(details));
+#[derive(serde::Serialize)]
+struct ErrorFields<'e> {
+    code: &'e str,
+    message: &'e str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    details: Option<&'e Value>,
+}
+
+impl<'e> ErrorBlock<'e> {
+    fn of(error: &'e ToolError) -> Self {
+        ErrorBlock {
+            error: ErrorFields {
+                code: error.code.as_str(),
+                message: &error.message,
+                details: error.details.as_ref(),
+            },
         }
-        let mut map = serializer.serialize_map(Some(1))?;
-        map.serialize_entry("error", &fields)?;
-        map.end()
     }
 }
 
 /// The spec mode's block of the metadata: `{"_meta": ..}`.
-struct MetadataBlock<'m, 'a>(&'m Members<'a>);
-
-impl serde::Serialize for MetadataBlock<'_, '_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap as _;
-        let mut map = serializer.serialize_map(Some(1))?;
-        map.serialize_entry("_meta", self.0)?;
-        map.end()
-    }
+#[derive(serde::Serialize)]
+struct MetadataBlock<'m, 'a> {
+    #[serde(rename = "_meta")]
+    meta: &'m Members<'a>,
 }
 
 /// Appends a text block whose text `write_text` writes as a JSON string.
