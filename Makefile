@@ -16,7 +16,7 @@ LANG_GUESTS := $(LANG_OUT)/js_tools.wasm $(LANG_OUT)/js_legacy_app.wasm $(LANG_O
 	$(LANG_OUT)/js_notes.wasm \
 	$(LANG_OUT)/py_tools.wasm $(LANG_OUT)/py_web.wasm $(LANG_OUT)/c_tools.wasm
 
-.PHONY: run test setup postgres registry guests rust-guests lint unit a2a-check conformance clients bless build test-build soak bench pgo fuzz
+.PHONY: run test setup postgres registry guests rust-guests lint unit a2a-check conformance clients bless build test-build soak bench pgo pgo-bench fuzz
 
 ## Build the host (release: optimised Cranelift) and the example tools, and serve
 ## them over MCP on stdio (the client snippet goes to stderr). For HTTP:
@@ -196,12 +196,14 @@ bless:
 ## under wrk, start-up, memory); prints one table and writes it into
 ## docs/benchmarks.md. Optional: WASSETTE=/path/to/wassette (built by hand) adds the
 ## peer; QUICK=1 shortens every run; PGO=1 builds `make pgo` first and measures its
-## binary's stdio calls, start-up and memory beside the plain one's. About 10 minutes
-## on 2 cores (PGO=1: the two builds of `make pgo` more).
+## binary's stdio calls, start-up and memory beside the plain one's, and P1 with
+## criterion's benchmark built profile-guided too (`make pgo-bench`). About 10
+## minutes on 2 cores (PGO=1: the two builds of `make pgo` and the two of
+## `make pgo-bench` more).
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 BENCH_BIN := target/bench/bin
 
-bench: guests $(if $(filter 1,$(PGO)),pgo)
+bench: guests $(if $(filter 1,$(PGO)),pgo pgo-bench)
 	command -v wrk >/dev/null || (apt-get update && apt-get install -y wrk)
 	$(CARGO) build --release --locked --bin toolhost --examples
 	# Copies: a shared target directory may be rebuilt under the running bench.
@@ -214,9 +216,13 @@ bench: guests $(if $(filter 1,$(PGO)),pgo)
 	for f in $(BENCH_BIN)/*; do dd if=$$f iflag=nocache count=0 status=none; done
 	# As a service runs: RUST_BACKTRACE makes every error on a fault path walk the stack.
 	env -u RUST_BACKTRACE $(CARGO) bench --locked --bench call
+	$(if $(filter 1,$(PGO)),env -u RUST_BACKTRACE TOOLHOST_BENCH_HTTP=0 CRITERION_HOME=$(abspath $(TARGET_DIR))/criterion-pgo \
+		RUSTFLAGS="$(PGO_BENCH_USE_FLAGS)" $(PGO_CALL_BENCH) --target-dir $(PGO_BENCH_DIR)/use -- $(PGO_CALL_FILTER))
 	env -u RUST_BACKTRACE TOOLHOST=$(BENCH_BIN)/toolhost NATIVE_ADD=$(BENCH_BIN)/native_add WASMTIME_ADD=$(BENCH_BIN)/wasmtime_add \
 		$(if $(filter 1,$(PGO)),TOOLHOST_PGO=$(BENCH_BIN)/toolhost-pgo) \
-		CRITERION_DIR=$(TARGET_DIR)/criterion WASSETTE=$(WASSETTE) QUICK=$(QUICK) $(BENCH_BIN)/bench
+		CRITERION_DIR=$(TARGET_DIR)/criterion \
+		$(if $(filter 1,$(PGO)),CRITERION_PGO_DIR=$(abspath $(TARGET_DIR))/criterion-pgo) \
+		WASSETTE=$(WASSETTE) QUICK=$(QUICK) $(BENCH_BIN)/bench
 
 ## A profile-guided build of the host, for deployment (docs/operating.md, "Speed"):
 ## an instrumented build serves the example tools to tests/bench/pgo-train.py
@@ -229,6 +235,8 @@ HOST_TRIPLE = $(shell rustc -vV | sed -n 's/^host: //p')
 LLVM_PROFDATA = $(shell rustc --print sysroot)/lib/rustlib/$(HOST_TRIPLE)/bin/llvm-profdata
 # `--target`: the flags reach the host's code only, not build scripts or macros.
 PGO_BUILD = $(CARGO) build --release --locked --bin toolhost --target $(HOST_TRIPLE)
+# keep-text-section-prefix: the hot functions together, the cold ones apart.
+PGO_USE_FLAGS = -Cprofile-use=$(abspath $(PGO_DIR))/toolhost.profdata -Clink-arg=-Wl,-z,keep-text-section-prefix
 
 pgo: guests
 	rustup component add llvm-tools
@@ -237,10 +245,28 @@ pgo: guests
 		$(PGO_BUILD) --target-dir $(PGO_DIR)/generate
 	$(PYTHON) tests/bench/pgo-train.py $(PGO_DIR)/generate/$(HOST_TRIPLE)/release/toolhost
 	$(LLVM_PROFDATA) merge -o $(PGO_DIR)/toolhost.profdata $(PGO_DIR)/profiles
-	# keep-text-section-prefix: the hot functions together, the cold ones apart.
-	RUSTFLAGS="-Cprofile-use=$(abspath $(PGO_DIR))/toolhost.profdata -Clink-arg=-Wl,-z,keep-text-section-prefix" \
-		$(PGO_BUILD) --target-dir $(PGO_DIR)/use
+	RUSTFLAGS="$(PGO_USE_FLAGS)" $(PGO_BUILD) --target-dir $(PGO_DIR)/use
 	cp $(PGO_DIR)/use/$(HOST_TRIPLE)/release/toolhost $(PGO_DIR)/toolhost
+
+## P1 of a profile-guided build: criterion's benchmark (benches/call.rs) built
+## instrumented, trained on its own `call/` loop (the floor and toolhost alike), then
+## built again with that profile. The server's profile of `make pgo` does not reach
+## it: with the benchmark's dev-dependencies (their features unified into the
+## host's), its crates are compiled under other symbol names. `PGO=1 make bench`
+## runs it. Two builds of the benchmark: about 25 minutes on 2 cores.
+PGO_BENCH_DIR := $(PGO_DIR)/bench
+PGO_BENCH_USE_FLAGS = -Cprofile-use=$(abspath $(PGO_BENCH_DIR))/call.profdata -Clink-arg=-Wl,-z,keep-text-section-prefix
+PGO_CALL_BENCH = $(CARGO) bench --locked --bench call --target $(HOST_TRIPLE)
+PGO_CALL_FILTER = '^call/(floor|toolhost/pooling)'
+
+pgo-bench: guests
+	rustup component add llvm-tools
+	rm -rf $(PGO_BENCH_DIR)/profiles
+	env -u RUST_BACKTRACE TOOLHOST_BENCH_HTTP=0 CRITERION_HOME=$(abspath $(PGO_BENCH_DIR))/training \
+		RUSTFLAGS="-Cprofile-generate=$(abspath $(PGO_BENCH_DIR))/profiles" \
+		$(PGO_CALL_BENCH) --target-dir $(PGO_BENCH_DIR)/generate -- --profile-time 3 $(PGO_CALL_FILTER)
+	$(LLVM_PROFDATA) merge -o $(PGO_BENCH_DIR)/call.profdata $(PGO_BENCH_DIR)/profiles
+	RUSTFLAGS="$(PGO_BENCH_USE_FLAGS)" $(PGO_CALL_BENCH) --target-dir $(PGO_BENCH_DIR)/use --no-run
 
 ## Fuzzing (not part of `make test`): each cargo-fuzz target of fuzz/ for
 ## FUZZ_SECONDS seconds, one after the other. The stable toolchain serves: cargo-fuzz

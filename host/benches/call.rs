@@ -405,8 +405,13 @@ const HTTP_PER_ROUND: usize = 200;
 /// calls in turn (the order rotating from round to round). Each variant's
 /// figure is the median over the rounds of its mean time per call; so is the
 /// ratio of the added cost to hyper's. Printed, and written as JSON to
-/// `<target>/criterion/http-side-by-side.json` for the driver.
+/// `http-side-by-side.json` beside criterion's estimates for the driver. Not
+/// run when `TOOLHOST_BENCH_HTTP` is `0`.
 fn http(_: &mut Criterion) {
+    // `PGO=1 make bench` trains and measures P1 alone in the profile-guided build.
+    if std::env::var_os("TOOLHOST_BENCH_HTTP").is_some_and(|v| v == "0") {
+        return;
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -491,10 +496,17 @@ fn http(_: &mut Criterion) {
         quartiles[0],
         quartiles[1]
     );
-    let target = std::env::var_os("CARGO_TARGET_DIR")
+    // Where criterion writes its own estimates: `CRITERION_HOME` when set (as
+    // `PGO=1 make bench` does for the profile-guided build), else
+    // `<target>/criterion`.
+    let dir = std::env::var_os("CRITERION_HOME")
         .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"));
-    let dir = target.join("criterion");
+        .unwrap_or_else(|| {
+            std::env::var_os("CARGO_TARGET_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| root().join("target"))
+                .join("criterion")
+        });
     std::fs::create_dir_all(&dir).expect("the criterion directory");
     let report = json!({
         "rounds": HTTP_ROUNDS,

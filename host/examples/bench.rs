@@ -10,7 +10,9 @@
 //! Environment: `TOOLHOST`, `NATIVE_ADD` and `WASMTIME_ADD` (the binaries), `CRITERION_DIR`
 //! (criterion's output), optional `TOOLHOST_PGO` (the profile-guided build of
 //! `make pgo`, whose stdio calls, start-up and memory are then measured beside
-//! the plain build's), `WASSETTE`, `WRK` (default `wrk`), `QUICK=1` (shorter runs).
+//! the plain build's), optional `CRITERION_PGO_DIR` (criterion's output for its
+//! `call/` benchmarks built profile-guided by `make pgo-bench`), `WASSETTE`,
+//! `WRK` (default `wrk`), `QUICK=1` (shorter runs).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -460,6 +462,8 @@ fn main() {
         .expect("WASMTIME_ADD names the rmcp server calling calc with wasmtime");
     let wassette = env_path("WASSETTE");
     let criterion = env_path("CRITERION_DIR").unwrap_or_else(|| root().join("target/criterion"));
+    // criterion's output for its benchmark built with `make pgo`'s profile.
+    let criterion_pgo = env_path("CRITERION_PGO_DIR");
     let mut table = Table::default();
     let mut notes: Vec<String> = Vec::new();
 
@@ -489,6 +493,32 @@ fn main() {
                 "≤ 1.3× floor",
                 format!("{ratio:.2}× ({})", verdict(ratio <= 1.3)),
             );
+        }
+        // The same two rows from criterion's benchmark built profile-guided by
+        // `make pgo-bench` (floor and toolhost alike), when `PGO=1 make bench` ran it.
+        let pgo_est = criterion_pgo.as_deref().map(criterion_estimates);
+        let pgo_get = |id: &str| pgo_est.as_ref()?.get(id).copied();
+        if let Some(pgo_floor) = pgo_get("call/floor") {
+            let edges = [
+                (
+                    "P1 profile-guided (`make pgo-bench`: trained on this loop, floor and toolhost alike)",
+                    pgo_get("call/toolhost/pooling"),
+                ),
+                (
+                    "P1 over stdio, profile-guided (`make pgo-bench`)",
+                    pgo_get("call/toolhost/pooling-stdio"),
+                ),
+            ];
+            for (what, call) in edges {
+                let Some(call) = call else { continue };
+                let ratio = call / pgo_floor;
+                table.row(
+                    what,
+                    format!("{:.1} µs vs {:.1} µs", call / 1e3, pgo_floor / 1e3),
+                    "≤ 1.3× floor",
+                    format!("{ratio:.2}× ({})", verdict(ratio <= 1.3)),
+                );
+            }
         }
         if let Some(on_demand) = get("call/toolhost/on-demand") {
             table.row(
