@@ -296,6 +296,25 @@ fn mib(kib: u64) -> String {
     format!("{:.1} MiB", kib as f64 / 1024.0)
 }
 
+/// P1's rows from one build's criterion estimates `est`: its typed path and its
+/// stdio path (labelled `what`), each against the floor of the same build.
+fn p1_rows(table: &mut Table, est: &BTreeMap<String, f64>, what: [&str; 2]) {
+    let Some(floor) = est.get("call/floor") else {
+        return;
+    };
+    let calls = ["call/toolhost/pooling", "call/toolhost/pooling-stdio"];
+    for (what, id) in what.into_iter().zip(calls) {
+        let Some(call) = est.get(id) else { continue };
+        let ratio = call / floor;
+        table.row(
+            what,
+            format!("{:.1} µs vs {:.1} µs", call / 1e3, floor / 1e3),
+            "≤ 1.3× floor",
+            format!("{ratio:.2}× ({})", verdict(ratio <= 1.3)),
+        );
+    }
+}
+
 /// criterion's mean estimates, by benchmark id, in nanoseconds.
 fn criterion_estimates(dir: &Path) -> BTreeMap<String, f64> {
     let mut found = BTreeMap::new();
@@ -462,7 +481,7 @@ fn main() {
         .expect("WASMTIME_ADD names the rmcp server calling calc with wasmtime");
     let wassette = env_path("WASSETTE");
     let criterion = env_path("CRITERION_DIR").unwrap_or_else(|| root().join("target/criterion"));
-    // criterion's output for its benchmark built with `make pgo`'s profile.
+    // criterion's output for its benchmark built profile-guided by `make pgo-bench`.
     let criterion_pgo = env_path("CRITERION_PGO_DIR");
     let mut table = Table::default();
     let mut notes: Vec<String> = Vec::new();
@@ -471,54 +490,30 @@ fn main() {
     let est = criterion_estimates(&criterion);
     let get = |id: &str| est.get(id).copied();
     println!("in-process (criterion):");
-    if let (Some(floor), Some(pooling)) = (get("call/floor"), get("call/toolhost/pooling")) {
+    if get("call/floor").is_some()
+        && let Some(pooling) = get("call/toolhost/pooling")
+    {
         // P1 over each edge: the typed result rmcp serializes (HTTP), and the
         // text the mapper writes (stdio).
-        let edges = [
-            (
+        p1_rows(
+            &mut table,
+            &est,
+            [
                 "P1 one call in process (validate, fresh instance, call, render) vs raw wasmtime floor",
-                Some(pooling),
-            ),
-            (
                 "P1 over stdio: the same call with the result's text written by the mapper (the stdio edge's path)",
-                get("call/toolhost/pooling-stdio"),
-            ),
-        ];
-        for (what, call) in edges {
-            let Some(call) = call else { continue };
-            let ratio = call / floor;
-            table.row(
-                what,
-                format!("{:.1} µs vs {:.1} µs", call / 1e3, floor / 1e3),
-                "≤ 1.3× floor",
-                format!("{ratio:.2}× ({})", verdict(ratio <= 1.3)),
-            );
-        }
+            ],
+        );
         // The same two rows from criterion's benchmark built profile-guided by
         // `make pgo-bench` (floor and toolhost alike), when `PGO=1 make bench` ran it.
-        let pgo_est = criterion_pgo.as_deref().map(criterion_estimates);
-        let pgo_get = |id: &str| pgo_est.as_ref()?.get(id).copied();
-        if let Some(pgo_floor) = pgo_get("call/floor") {
-            let edges = [
-                (
+        if let Some(pgo_est) = criterion_pgo.as_deref().map(criterion_estimates) {
+            p1_rows(
+                &mut table,
+                &pgo_est,
+                [
                     "P1 profile-guided (`make pgo-bench`: trained on this loop, floor and toolhost alike)",
-                    pgo_get("call/toolhost/pooling"),
-                ),
-                (
                     "P1 over stdio, profile-guided (`make pgo-bench`)",
-                    pgo_get("call/toolhost/pooling-stdio"),
-                ),
-            ];
-            for (what, call) in edges {
-                let Some(call) = call else { continue };
-                let ratio = call / pgo_floor;
-                table.row(
-                    what,
-                    format!("{:.1} µs vs {:.1} µs", call / 1e3, pgo_floor / 1e3),
-                    "≤ 1.3× floor",
-                    format!("{ratio:.2}× ({})", verdict(ratio <= 1.3)),
-                );
-            }
+                ],
+            );
         }
         if let Some(on_demand) = get("call/toolhost/on-demand") {
             table.row(
