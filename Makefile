@@ -236,7 +236,8 @@ LLVM_PROFDATA = $(shell rustc --print sysroot)/lib/rustlib/$(HOST_TRIPLE)/bin/ll
 # `--target`: the flags reach the host's code only, not build scripts or macros.
 PGO_BUILD = $(CARGO) build --release --locked --bin toolhost --target $(HOST_TRIPLE)
 # keep-text-section-prefix: the hot functions together, the cold ones apart.
-PGO_USE_FLAGS = -Cprofile-use=$(abspath $(PGO_DIR))/toolhost.profdata -Clink-arg=-Wl,-z,keep-text-section-prefix
+PGO_LAYOUT = -Clink-arg=-Wl,-z,keep-text-section-prefix
+PGO_USE_FLAGS = -Cprofile-use=$(abspath $(PGO_DIR))/toolhost.profdata $(PGO_LAYOUT)
 
 pgo: guests
 	rustup component add llvm-tools
@@ -255,7 +256,7 @@ pgo: guests
 ## host's), its crates are compiled under other symbol names. `PGO=1 make bench`
 ## runs it. Two builds of the benchmark: about 25 minutes on 2 cores.
 PGO_BENCH_DIR := $(PGO_DIR)/bench
-PGO_BENCH_USE_FLAGS = -Cprofile-use=$(abspath $(PGO_BENCH_DIR))/call.profdata -Clink-arg=-Wl,-z,keep-text-section-prefix
+PGO_BENCH_USE_FLAGS = -Cprofile-use=$(abspath $(PGO_BENCH_DIR))/call.profdata $(PGO_LAYOUT)
 PGO_CALL_BENCH = $(CARGO) bench --locked --bench call --target $(HOST_TRIPLE)
 PGO_CALL_FILTER = '^call/(floor|toolhost/pooling)'
 
