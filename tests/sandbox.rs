@@ -351,3 +351,62 @@ async fn the_deadline_fires_even_after_the_runtime_is_dropped() {
         .unwrap();
     assert_eq!(code(&result), ErrorCode::Timeout);
 }
+
+/// A guest blocked in a host call runs no code for the epoch check to stop: the
+/// runtime's own timer cuts it at the deadline. `slow_compute` sleeps in
+/// `wasi:io/poll` for 30 s against a deadline of 300 ms.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_guest_waiting_in_a_host_call_is_stopped_at_the_deadline() {
+    let host = TestHost::new(&format!(
+        "[[plugin]]\npath = \"{}\"\n[plugin.policy]\ntimeout_ms = 300\n",
+        guest("conformance").display()
+    ))
+    .await;
+    let started = std::time::Instant::now();
+    let result = host.call("slow_compute", json!({"seconds": 30})).await;
+    assert_eq!(code(&result), ErrorCode::Timeout, "{result:?}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "stopped after {:?}, not near its 300 ms deadline",
+        started.elapsed()
+    );
+    let greeted = host.call("greet", json!({"name": "again"})).await;
+    assert!(
+        !greeted.is_failure(),
+        "the next call is served: {greeted:?}"
+    );
+}
+
+/// `max_instances` bounds a plugin's calls in flight. A call that finds every
+/// slot taken waits for one, up to the plugin's timeout; past it, it is refused
+/// with `resource_limit`, naming the bound. With one slot and a 2 s timeout: the
+/// first call spins until its deadline (2 s); the second, sent at 0.8 s, waits
+/// for the slot (the semaphore is fair) and then spins until its own (4 s); the
+/// third, sent at 1 s, gives up at 3 s, while the second holds the slot.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_waits_for_a_free_instance_until_the_timeout() {
+    let host = TestHost::new(&format!(
+        "[[plugin]]\npath = \"{}\"\n[plugin.policy]\ntimeout_ms = 2000\nmax_instances = 1\n",
+        guest("hostile").display()
+    ))
+    .await;
+    let after = |ms: u64| {
+        let call = host.call("spin", json!({}));
+        async move {
+            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+            call.await
+        }
+    };
+    let (first, second, third) = tokio::join!(after(0), after(800), after(1000));
+    assert_eq!(code(&first), ErrorCode::Timeout, "{first:?}");
+    assert_eq!(
+        code(&second),
+        ErrorCode::Timeout,
+        "waited, then ran: {second:?}"
+    );
+    assert_eq!(code(&third), ErrorCode::ResourceLimit, "{third:?}");
+    let details = third.error().unwrap().details.as_ref().unwrap();
+    assert_eq!(details["maxInstances"], json!(1), "{third:?}");
+    assert!(text(&third).contains("All 1 instances"), "{third:?}");
+    still_serves(&host).await;
+}

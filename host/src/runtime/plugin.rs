@@ -1,11 +1,13 @@
 //! A loaded plugin: its compiled component, ready to instantiate, its tools, and
 //! the capabilities its policy grants. Each call gets a fresh store and instance.
 
+use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, TryAcquireError};
 use wasmtime::component::{ResourceTable, ResourceTableError};
 use wasmtime::{Engine, Store, UpdateDeadline};
 
@@ -209,7 +211,19 @@ impl Plugin {
         work: impl AsyncFnOnce(&mut Store<CallState>) -> wasmtime::Result<T>,
     ) -> Result<Ran<'_, T>, Stop> {
         let timeout = self.capabilities.timeout;
-        let Ok(Ok(slot)) = tokio::time::timeout(timeout, self.slots.acquire()).await else {
+        // A free slot is taken at once. Only a call that has to wait for one arms
+        // a timer: tokio takes its timer driver's lock to drop a timer, armed or
+        // not, and every concurrent call would queue on that lock (#17).
+        let slot = match self.slots.try_acquire() {
+            Ok(slot) => Some(slot),
+            Err(TryAcquireError::NoPermits) => {
+                (tokio::time::timeout(timeout, self.slots.acquire()).await)
+                    .ok()
+                    .and_then(Result::ok)
+            }
+            Err(TryAcquireError::Closed) => None,
+        };
+        let Some(slot) = slot else {
             refused("max_instances", &self.name);
             return Err(Stop::Failed(host_failure(
                 ErrorCode::ResourceLimit,
@@ -425,15 +439,29 @@ impl Plugin {
 
     /// Runs `work` until the deadline, plus a few ticks of grace for the epoch
     /// check to fire first; a guest waiting in a host call is stopped here.
+    ///
+    /// The timer is armed only once `work` has to wait. Most calls finish within
+    /// their first poll, and tokio takes its timer driver's lock to drop a timer,
+    /// armed or not (#17).
     async fn bounded<T>(
         deadline: Instant,
         work: impl Future<Output = wasmtime::Result<T>>,
     ) -> wasmtime::Result<T> {
         let grace = deadline + EPOCH_TICK * 5;
-        match tokio::time::timeout_at(grace.into(), work).await {
-            Ok(result) => result,
-            Err(_) => Err(DeadlineExceeded.into()),
-        }
+        let mut work = std::pin::pin!(work);
+        let mut timer: Option<Pin<Box<tokio::time::Sleep>>> = None;
+        std::future::poll_fn(|cx| {
+            if let Poll::Ready(result) = work.as_mut().poll(cx) {
+                return Poll::Ready(result);
+            }
+            let timer =
+                timer.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(grace.into())));
+            timer
+                .as_mut()
+                .poll(cx)
+                .map(|()| Err(DeadlineExceeded.into()))
+        })
+        .await
     }
 
     fn sandbox(&self, tool: &str, io: CallIo) -> wasmtime::Result<Sandbox> {
