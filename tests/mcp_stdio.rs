@@ -548,6 +548,59 @@ fn stdout_carries_only_json_rpc_and_the_server_exits_when_stdin_closes() {
     while client.next().is_some() {}
 }
 
+/// Over pipes, stdin and stdout are read and written on the runtime's reactor
+/// (every other test here). A redirected file cannot be, and stdout shared with
+/// stderr must not be made non-blocking: both keep tokio's blocking way. Here the
+/// requests come from a file and the answers go, with the log, into one pipe.
+#[test]
+fn requests_from_a_file_are_answered_into_a_pipe_shared_with_stderr() {
+    use std::io::{Read as _, Write as _};
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("toolhost.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[host]\ndata_dir = \"{}\"\n[[plugin]]\npath = \"{}\"\n",
+            dir.path().join("data").display(),
+            guest("hello").display()
+        ),
+    )
+    .unwrap();
+    let requests = dir.path().join("requests.jsonl");
+    let mut file = std::fs::File::create(&requests).unwrap();
+    for line in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "file", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "hello", "arguments": {"name": "Ada"}}}),
+    ] {
+        writeln!(file, "{line}").unwrap();
+    }
+    drop(file);
+    let (mut answers, writer) = std::io::pipe().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["serve", "--config", config.to_str().unwrap()])
+        .env("TOOLHOST_LOG", "warn")
+        .stdin(std::fs::File::open(&requests).unwrap())
+        .stdout(writer.try_clone().unwrap())
+        .stderr(writer)
+        .spawn()
+        .unwrap();
+    let mut out = String::new();
+    answers.read_to_string(&mut out).unwrap();
+    assert!(child.wait().unwrap().success(), "{out}");
+    let called = out
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find(|message| message["id"] == json!(2))
+        .unwrap_or_else(|| panic!("no answer to the call in: {out}"));
+    assert!(
+        called["result"]["content"]
+            .to_string()
+            .contains("Hello, Ada!"),
+        "{called}"
+    );
+}
+
 #[test]
 fn a_component_dropped_into_the_plugin_directory_appears_with_list_changed() {
     let plugins = tempfile::tempdir().unwrap();

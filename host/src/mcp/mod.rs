@@ -19,6 +19,7 @@ pub mod input;
 mod input_end;
 pub mod limits;
 pub mod oauth;
+mod pipes;
 pub mod prometheus;
 mod prompts;
 pub mod reload;
@@ -278,7 +279,7 @@ pub async fn serve_stdio(
     server: Arc<Server>,
     drain_time: std::time::Duration,
 ) -> anyhow::Result<StdioEnd> {
-    let (stdin, stdout) = rmcp::transport::stdio();
+    let (stdin, stdout) = pipes::stdio();
     let input_closed = tokio_util::sync::CancellationToken::new();
     let stop_input = tokio_util::sync::CancellationToken::new();
     let drained = Arc::new(std::sync::atomic::AtomicBool::new(true));
