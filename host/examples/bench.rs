@@ -776,7 +776,7 @@ fn main() {
         "P2s split: bare rmcp whose `add` runs calc in a fresh instance with wasmtime alone, vs native `add`",
         format!("{sandboxed:.0} vs {nat:.0} calls/s"),
         "—",
-        format!("{:.2}× (the most a server instantiating per call reaches)", sandboxed / nat),
+        format!("{:.2}× (a server instantiating per call, on rmcp's own stdio)", sandboxed / nat),
     );
     table.row(
         "P2s split: toolhost vs that rmcp + wasmtime server (what toolhost adds)",
