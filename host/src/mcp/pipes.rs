@@ -34,8 +34,9 @@ pub fn stdio() -> (Input, Output) {
     };
     // Non-blocking is a flag of the open file description: stderr on the same
     // pipe (`2>&1`) would become non-blocking too, and the log would lose lines.
+    // So such a stdout is left as it is, never switched and switched back.
     let shared = same_file(libc::STDOUT_FILENO, libc::STDERR_FILENO);
-    let output = match Pipe::new(libc::STDOUT_FILENO).filter(|_| !shared) {
+    let output = match (!shared).then(|| Pipe::new(libc::STDOUT_FILENO)).flatten() {
         Some(pipe) => Either::Left(pipe),
         None => Either::Right(tokio::io::stdout()),
     };
