@@ -199,9 +199,14 @@ bless:
 ## binary's stdio calls, start-up and memory beside the plain one's, and P1 with
 ## criterion's benchmark built profile-guided too (`make pgo-bench`). About 10
 ## minutes on 2 cores (PGO=1: the two builds of `make pgo` and the two of
-## `make pgo-bench` more).
+## `make pgo-bench` more). PGO_BIN=/path/to/toolhost measures a profile-guided
+## binary built earlier by `make pgo` (of the same tree) instead of building one,
+## without P1's profile-guided rows.
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 BENCH_BIN := target/bench/bin
+PGO_DIR := $(TARGET_DIR)/pgo
+# The profile-guided binary measured beside the plain one, if any.
+BENCH_PGO := $(if $(filter 1,$(PGO)),$(PGO_DIR)/toolhost,$(PGO_BIN))
 
 bench: guests $(if $(filter 1,$(PGO)),pgo pgo-bench)
 	command -v wrk >/dev/null || (apt-get update && apt-get install -y wrk)
@@ -209,7 +214,7 @@ bench: guests $(if $(filter 1,$(PGO)),pgo pgo-bench)
 	# Copies: a shared target directory may be rebuilt under the running bench.
 	mkdir -p $(BENCH_BIN)
 	cp $(TARGET_DIR)/release/toolhost $(TARGET_DIR)/release/examples/native_add $(TARGET_DIR)/release/examples/wasmtime_add $(TARGET_DIR)/release/examples/bench $(BENCH_BIN)/
-	$(if $(filter 1,$(PGO)),cp $(PGO_DIR)/toolhost $(BENCH_BIN)/toolhost-pgo)
+	$(if $(BENCH_PGO),cp $(BENCH_PGO) $(BENCH_BIN)/toolhost-pgo)
 	# Out of the page cache, so they start as a deployed binary does, read from
 	# disk: pages just written by cp map differently (P5 read 5 MiB more).
 	sync
@@ -219,7 +224,7 @@ bench: guests $(if $(filter 1,$(PGO)),pgo pgo-bench)
 	$(if $(filter 1,$(PGO)),env -u RUST_BACKTRACE TOOLHOST_BENCH_HTTP=0 CRITERION_HOME=$(abspath $(TARGET_DIR))/criterion-pgo \
 		RUSTFLAGS="$(PGO_BENCH_USE_FLAGS)" $(PGO_CALL_BENCH) --target-dir $(PGO_BENCH_DIR)/use -- $(PGO_CALL_FILTER))
 	env -u RUST_BACKTRACE TOOLHOST=$(BENCH_BIN)/toolhost NATIVE_ADD=$(BENCH_BIN)/native_add WASMTIME_ADD=$(BENCH_BIN)/wasmtime_add \
-		$(if $(filter 1,$(PGO)),TOOLHOST_PGO=$(BENCH_BIN)/toolhost-pgo) \
+		$(if $(BENCH_PGO),TOOLHOST_PGO=$(BENCH_BIN)/toolhost-pgo) \
 		CRITERION_DIR=$(TARGET_DIR)/criterion \
 		$(if $(filter 1,$(PGO)),CRITERION_PGO_DIR=$(abspath $(TARGET_DIR))/criterion-pgo) \
 		WASSETTE=$(WASSETTE) QUICK=$(QUICK) $(BENCH_BIN)/bench
@@ -230,7 +235,6 @@ bench: guests $(if $(filter 1,$(PGO)),pgo pgo-bench)
 ## HTTP, failures included), and a release build then lays out and optimises its
 ## code by that profile. Two full builds: 37 minutes on a slow 2-core VM. The binary is
 ## target/pgo/toolhost; `PGO=1 make bench` measures it beside the plain one.
-PGO_DIR := $(TARGET_DIR)/pgo
 HOST_TRIPLE = $(shell rustc -vV | sed -n 's/^host: //p')
 LLVM_PROFDATA = $(shell rustc --print sysroot)/lib/rustlib/$(HOST_TRIPLE)/bin/llvm-profdata
 # `--target`: the flags reach the host's code only, not build scripts or macros.

@@ -803,6 +803,14 @@ fn main() {
             "≥ 1.6×",
             format!("{:.2}× ({})", th / ws, verdict(th / ws >= 1.6)),
         );
+        if let Some(pgo) = rate("toolhost (PGO)") {
+            table.row(
+                "Peer with the profile-guided build (`make pgo`) vs wassette",
+                format!("{pgo:.0} vs {ws:.0} calls/s"),
+                "≥ 1.6×",
+                format!("{:.2}× ({})", pgo / ws, verdict(pgo / ws >= 1.6)),
+            );
+        }
     }
 
     // ---- P4, P5: start-up and memory.
