@@ -343,6 +343,30 @@ fn configuration_problems_name_the_file_and_exit_2() {
         "{text}"
     );
 
+    // Plugins load a few at once, but the error is that of the first one in the
+    // configuration that fails: here the second fails at once (not a
+    // component), the first only once it is compiled and inspected.
+    let garbage = dir.path().join("garbage.wasm");
+    std::fs::write(&garbage, b"not a component").unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "[[plugin]]\nname = \"first\"\npath = \"{}\"\nworld = \"legacy-app\"\n[[plugin]]\nname = \"second\"\npath = \"{}\"\n",
+            hello.display(),
+            garbage.display()
+        ),
+    )
+    .unwrap();
+    let output = toolhost(&["tools", "--config", config.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    let text = stderr(&output);
+    assert!(
+        text.contains(&hello.display().to_string())
+            && text.contains("configured as world legacy-app")
+            && !text.contains("garbage.wasm"),
+        "{text}"
+    );
+
     // A missing component says how to get it.
     std::fs::write(&config, "[[plugin]]\npath = \"missing.wasm\"\n").unwrap();
     let output = toolhost(&["tools", "--config", config.to_str().unwrap()]);

@@ -13,9 +13,12 @@
 //! them again.
 
 use std::collections::{BTreeSet, HashMap};
+use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::Instant;
 
+use futures::StreamExt as _;
+use futures::stream::FuturesOrdered;
 use serde_json::{Value, json};
 use tracing::Instrument as _;
 
@@ -25,7 +28,7 @@ mod privileges;
 mod prompts;
 mod resources;
 use crate::result::{ErrorCode, ToolResult};
-use crate::supply::Supply;
+use crate::supply::{Supplied, Supply};
 use privileges::{check_tool_privileges, effective_privileges};
 pub use prompts::Prompt;
 pub use resources::{HOST_SCHEME, Resource, Template};
@@ -280,6 +283,16 @@ pub struct Catalog {
     paths: HashMap<String, String>,
 }
 
+/// The plugin `supplied` describes, loaded into `runtime`, with its configuration.
+async fn load(
+    runtime: &Runtime,
+    supplied: Result<Supplied, LoadError>,
+) -> Result<(PluginConfig, Plugin), CatalogError> {
+    let Supplied { bytes, config } = supplied?;
+    let plugin = runtime.load_bytes(&config, bytes).await?;
+    Ok((config, plugin))
+}
+
 impl Catalog {
     /// Loads every plugin of `config` into `runtime` and checks their tools.
     ///
@@ -301,10 +314,27 @@ impl Catalog {
             path: "[trust.keys]".into(),
             problem,
         })?;
-        for plugin_config in &config.plugins {
-            let supplied = supply.component(plugin_config).await?;
-            let plugin = runtime.load_bytes(&supplied.config, supplied.bytes).await?;
-            catalog.add(&supplied.config, Arc::new(plugin))?;
+        // Components are read one after the other (a registry's lock file is
+        // read and written as they are), and compiled or read from the compile
+        // cache (hashing and checking megabytes) a few at once, as many as
+        // there are cores. They join the catalog in the configuration's order,
+        // so the error is that of the first plugin in it that fails, whichever
+        // load finished first.
+        let at_once = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
+        let mut plugins = config.plugins.iter();
+        let mut loading = FuturesOrdered::new();
+        loop {
+            while loading.len() < at_once
+                && let Some(plugin_config) = plugins.next()
+            {
+                let supplied = supply.component(plugin_config).await;
+                loading.push_back(load(runtime, supplied));
+            }
+            let Some(loaded) = loading.next().await else {
+                break;
+            };
+            let (plugin_config, plugin) = loaded?;
+            catalog.add(&plugin_config, Arc::new(plugin))?;
         }
         for webhook_config in &config.webhooks {
             let webhook = Webhook::configure(webhook_config, &config.host.webhook_allow).await?;
