@@ -283,6 +283,11 @@ pub struct Catalog {
     paths: HashMap<String, String>,
 }
 
+/// At most this many plugins load at once. Each holds its component and its
+/// compiled form in memory while it loads (50 MB and more for a JavaScript or
+/// Python one), so the start of a host with many cores stays within a few of them.
+const LOADS_AT_ONCE: usize = 4;
+
 /// The plugin `supplied` describes, loaded into `runtime`, with its configuration.
 async fn load(
     runtime: &Runtime,
@@ -316,11 +321,13 @@ impl Catalog {
         })?;
         // Components are read one after the other (a registry's lock file is
         // read and written as they are), and compiled or read from the compile
-        // cache (hashing and checking megabytes) a few at once, as many as
-        // there are cores. They join the catalog in the configuration's order,
-        // so the error is that of the first plugin in it that fails, whichever
-        // load finished first.
-        let at_once = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
+        // cache (hashing and checking megabytes) a few at once: as many as
+        // there are cores, up to [`LOADS_AT_ONCE`]. They join the catalog in the
+        // configuration's order, so the error is that of the first plugin in it
+        // that fails, whichever load finished first.
+        let at_once = std::thread::available_parallelism()
+            .map_or(1, NonZeroUsize::get)
+            .min(LOADS_AT_ONCE);
         let mut plugins = config.plugins.iter();
         let mut loading = FuturesOrdered::new();
         loop {
