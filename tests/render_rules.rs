@@ -368,58 +368,110 @@ fn meta_keys_follow_the_key_rules_and_avoid_reserved_prefixes() {
 }
 
 /// The limit applies to the complete rendering, text copy included: a rendering of
-/// exactly the limit goes inline, one byte more goes to the store.
+/// exactly the limit goes inline, one byte more goes to the store. The same for
+/// data built as a value and data read from JSON text (as a guest's answer
+/// arrives, which the mapper does not walk before rendering), typed or as the
+/// text the stdio edge sends.
 #[tokio::test]
 async fn size_limit_applies_to_the_whole_rendering_at_the_boundary() {
-    let result = ToolResult::success(Some(json!({"rows": (0..200).collect::<Vec<_>>()})))
-        .summary("200 rows")
-        .build();
+    let data = json!({"rows": (0..200).collect::<Vec<_>>()});
+    let built = ToolResult::success(Some(data.clone()));
+    let read = ToolResult::success_from_json(&data.to_string()).expect("JSON");
+    for (how, result) in [("built", built), ("read from text", read)] {
+        let sample = samples::Sample {
+            name: "rows",
+            about: "",
+            result: result.summary("200 rows").build(),
+            output_schema: None,
+        };
+        for as_text in [false, true] {
+            let mut ctx = ctx(&sample);
+            ctx.mcp_as_text = as_text;
+            for target in Target::all() {
+                let what = format!("{target}, data {how}, as text {as_text}");
+                offloads_one_byte_over(&sample.result, target, &ctx, &what, "199,").await;
+            }
+        }
+    }
+}
+
+/// Data whose JSON text fits the limit but grows past it when written out
+/// (numbers in exponent form) is still stored, not sent over the limit.
+#[tokio::test]
+async fn data_that_grows_when_written_is_still_stored() {
+    let text = format!("[{}]", vec!["1e15"; 50].join(","));
+    let result = ToolResult::success_from_json(&text).expect("JSON").build();
+    assert_eq!(result.data_text_bytes(), Some(text.len()));
     let sample = samples::Sample {
-        name: "rows",
+        name: "exponents",
         about: "",
         result,
         output_schema: None,
     };
-    for target in Target::all() {
-        let size = toolhost::render::json_size(
-            &Mapper::default()
-                .render_inline(&sample.result, target, &ctx(&sample))
-                .to_value(),
-        );
-        for (limit, offloaded) in [(size + 1, false), (size, false), (size - 1, true)] {
-            let store = Arc::new(common::store());
-            let mapper = Mapper::new(SizeLimits::uniform(limit), Some(store.clone()));
-            let rendered = mapper.render(&sample.result, target, &ctx(&sample)).await;
-            assert_eq!(
-                rendered.offloaded, offloaded,
-                "{target} with limit {limit} (rendering {size} bytes)"
-            );
+    for as_text in [false, true] {
+        let mut ctx = ctx(&sample);
+        ctx.mcp_as_text = as_text;
+        for target in Target::all() {
+            let what = format!("{target}, as text {as_text}");
+            let size =
+                offloads_one_byte_over(&sample.result, target, &ctx, &what, "1000000000000000.0")
+                    .await;
             assert!(
-                rendered.size() <= limit,
-                "{target}: {} > {limit}",
-                rendered.size()
+                size > 3 * text.len(),
+                "{what}: the data grew ({size} bytes)"
             );
-            if offloaded {
-                let text = rendered.rendering.to_value().to_string();
-                let uri_start = text
-                    .find("toolhost://results/")
-                    .expect("the link is rendered");
-                let uri: String = text[uri_start..]
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || ":/.".contains(*c))
-                    .collect();
-                assert_eq!(
-                    common::read_back(&store, &uri, None),
-                    Some(sample.result.clone()),
-                    "{target}: stored whole"
-                );
-                assert!(
-                    !text.contains("199,"),
-                    "{target}: the data must not travel inline"
-                );
-            }
         }
     }
+}
+
+/// Renders `result` for `target` with the limit at its rendering's size and
+/// one byte above (inline) and one byte below (stored whole, the rendering
+/// within the limit and without `marker`, a piece of the data); the size.
+async fn offloads_one_byte_over(
+    result: &ToolResult,
+    target: Target,
+    ctx: &RenderContext<'_>,
+    what: &str,
+    marker: &str,
+) -> usize {
+    let size = Mapper::default()
+        .render_inline(result, target, ctx)
+        .to_json()
+        .len();
+    for (limit, offloaded) in [(size + 1, false), (size, false), (size - 1, true)] {
+        let store = Arc::new(common::store());
+        let mapper = Mapper::new(SizeLimits::uniform(limit), Some(store.clone()));
+        let rendered = mapper.render(result, target, ctx).await;
+        assert_eq!(
+            rendered.offloaded, offloaded,
+            "{what} with limit {limit} (rendering {size} bytes)"
+        );
+        assert!(
+            rendered.size() <= limit,
+            "{what}: {} > {limit}",
+            rendered.size()
+        );
+        if offloaded {
+            let text = rendered.rendering.to_json();
+            let uri_start = text
+                .find("toolhost://results/")
+                .expect("the link is rendered");
+            let uri: String = text[uri_start..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || ":/.".contains(*c))
+                .collect();
+            assert_eq!(
+                common::read_back(&store, &uri, None).as_ref(),
+                Some(result),
+                "{what}: stored whole"
+            );
+            assert!(
+                !text.contains(marker),
+                "{what}: the data must not travel inline"
+            );
+        }
+    }
+    size
 }
 
 #[tokio::test]

@@ -173,7 +173,8 @@ fn calls(c: &mut Criterion) {
 }
 
 /// A successful result whose MCP rendering is about `bytes` long: an object of
-/// records, a summary and a text part.
+/// records, a summary and a text part. Its data is read from JSON text, as a
+/// guest's answer arrives.
 fn result_of(bytes: usize) -> ToolResult {
     let row = json!({"id": 12345, "name": "a row of the result", "ok": true, "score": 0.5});
     let per_row = row.to_string().len() + 1;
@@ -181,7 +182,8 @@ fn result_of(bytes: usize) -> ToolResult {
     let rows: Vec<Value> = (0..(bytes / 2 / per_row).max(1))
         .map(|_| row.clone())
         .collect();
-    ToolResult::success(Some(json!({ "rows": rows })))
+    ToolResult::success_from_json(&json!({ "rows": rows }).to_string())
+        .expect("JSON")
         .summary("rows of the result")
         .part(ContentPart::text("a text part"))
         .build()

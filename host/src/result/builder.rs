@@ -28,7 +28,7 @@ use super::{
 #[derive(Debug, Clone)]
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct ToolResultBuilder {
-    result: ToolResult,
+    pub(super) result: ToolResult,
 }
 
 impl ToolResultBuilder {
@@ -41,6 +41,7 @@ impl ToolResultBuilder {
                 stored_links: Vec::new(),
                 metadata: Metadata::default(),
                 lease: Default::default(),
+                data_text: Default::default(),
             },
         }
     }
@@ -53,6 +54,7 @@ impl ToolResultBuilder {
     pub fn data(mut self, data: Option<Value>) -> Self {
         if let Outcome::Success { data: slot } = &mut self.result.outcome {
             *slot = data;
+            self.result.data_text = Default::default();
         }
         self
     }

@@ -44,6 +44,30 @@ pub struct ToolResult {
     /// What the result holds of a host-wide budget while it is alive (the
     /// runtime's bytes of results in flight); not part of its meaning.
     pub(crate) lease: Lease,
+    /// How much JSON text the data was read from; not part of its meaning.
+    pub(crate) data_text: DataText,
+}
+
+/// At most how many bytes of JSON text a result's data was read from, when it
+/// was read from text (a guest's answer): what the mapper knows of the data's
+/// size without walking it. Not part of the result's meaning: it takes no part
+/// in comparing results, and data replaced through the builder forgets it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DataText {
+    bytes: Option<usize>,
+}
+
+impl DataText {
+    /// Data read from `bytes` bytes of JSON text.
+    pub(crate) fn read_from(bytes: usize) -> Self {
+        DataText { bytes: Some(bytes) }
+    }
+}
+
+impl PartialEq for DataText {
+    fn eq(&self, _: &DataText) -> bool {
+        true
+    }
 }
 
 /// A share of a host-wide budget a [`ToolResult`] holds until its last copy is
@@ -80,6 +104,29 @@ impl ToolResult {
     /// tool has nothing machine-readable to return.
     pub fn success(data: Option<Value>) -> ToolResultBuilder {
         ToolResultBuilder::new(Outcome::Success { data })
+    }
+
+    /// Starts a successful result whose data is the JSON `text`, parsed, as a
+    /// guest's answer arrives: the result keeps the text's length, so the
+    /// mapper knows the data's size without walking it.
+    ///
+    /// ```
+    /// use toolhost::result::ToolResult;
+    ///
+    /// let result = ToolResult::success_from_json(r#"{"sum": 5}"#)?.build();
+    /// assert_eq!(result.data(), Some(&serde_json::json!({"sum": 5})));
+    /// assert_eq!(result.data_text_bytes(), Some(10));
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// When `text` is not JSON, `serde_json`'s error, which says where.
+    pub fn success_from_json(text: &str) -> serde_json::Result<ToolResultBuilder> {
+        let data = serde_json::from_str(text)?;
+        let mut builder = ToolResultBuilder::new(Outcome::Success { data: Some(data) });
+        builder.result.data_text = DataText::read_from(text.len());
+        Ok(builder)
     }
 
     /// Starts a failed result with a stable code and a message for the caller.
@@ -127,6 +174,7 @@ impl ToolResult {
             stored_links: self.stored_links.clone(),
             metadata: self.metadata.clone(),
             lease: self.lease.clone(),
+            data_text: DataText::default(),
         })
     }
 
@@ -149,10 +197,18 @@ impl ToolResult {
     /// The data of a success, moved out (the result is left without data): for
     /// a renderer that owns the result and need not copy its largest part.
     pub fn take_data(&mut self) -> Option<Value> {
+        self.data_text = DataText::default();
         match &mut self.outcome {
             Outcome::Success { data } => data.take(),
             Outcome::Failure(_) => None,
         }
+    }
+
+    /// At most how many bytes of JSON text the data was read from, when the
+    /// result was read from text ([`ToolResult::success_from_json`], a guest's
+    /// answer); `None` for data built as a value.
+    pub fn data_text_bytes(&self) -> Option<usize> {
+        self.data_text.bytes
     }
 
     /// The error of a failure, to change (the runtime names what its policy
@@ -385,5 +441,32 @@ pub struct LegacyKeys {
 impl LegacyKeys {
     pub fn is_empty(&self) -> bool {
         self.beside.is_empty() && self.meta.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The length of the data's text goes with the data: kept by a rebuilt
+    /// result, forgotten when the data is replaced or taken, never compared.
+    #[test]
+    fn data_replaced_or_taken_forgets_its_text() {
+        let read = ToolResult::success_from_json("[1, 2]").unwrap().build();
+        assert_eq!(read.data_text_bytes(), Some(6));
+        assert_eq!(read, ToolResult::success(Some(json!([1, 2]))).build());
+        let rebuilt = read.to_builder().summary("two").build();
+        assert_eq!(rebuilt.data_text_bytes(), Some(6));
+        let replaced = read.to_builder().data(Some(json!("x".repeat(100))));
+        assert_eq!(replaced.build().data_text_bytes(), None);
+        assert_eq!(
+            read.to_builder_without_payload().build().data_text_bytes(),
+            None
+        );
+        let mut taken = read.clone();
+        taken.take_data();
+        assert_eq!(taken.data_text_bytes(), None);
+        assert!(ToolResult::success_from_json("{nope").is_err());
     }
 }

@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use super::bindings::wit_types;
 use crate::result::{
-    ContentPart, ErrorCode, Extension, Metadata, Outcome, Pagination, ResourceBody, ResourceLink,
-    StoredLink, ToolError, ToolResult,
+    ContentPart, DataText, ErrorCode, Extension, Metadata, Outcome, Pagination, ResourceBody,
+    ResourceLink, StoredLink, ToolError, ToolResult,
 };
 
 /// A guest returned a result that breaks the contract.
@@ -39,9 +39,15 @@ impl TryFrom<wit_types::ToolResult> for ToolResult {
     type Error = MalformedResult;
 
     fn try_from(wit: wit_types::ToolResult) -> Result<Self, Self::Error> {
+        let mut data_text = DataText::default();
         let outcome = match wit.outcome {
             wit_types::Outcome::Success(data) => Outcome::Success {
-                data: data.map(|text| parse_json("data", &text)).transpose()?,
+                data: data
+                    .map(|text| {
+                        data_text = DataText::read_from(text.len());
+                        parse_json("data", &text)
+                    })
+                    .transpose()?,
             },
             wit_types::Outcome::Failure(error) => Outcome::Failure(ToolError {
                 code: error.code.into(),
@@ -75,6 +81,7 @@ impl TryFrom<wit_types::ToolResult> for ToolResult {
             stored_links,
             metadata: metadata(wit.metadata)?,
             lease: Default::default(),
+            data_text,
         })
     }
 }
@@ -293,6 +300,8 @@ mod tests {
         });
         let result = ToolResult::try_from(wit).unwrap();
         assert_eq!(result.data(), Some(&json!([1, 2])));
+        // The mapper reads the data's size from its text instead of walking it.
+        assert_eq!(result.data_text_bytes(), Some("[1,2]".len()));
         assert_eq!(result.summary(), Some("two"));
         assert_eq!(result.content().len(), 3);
         assert_eq!(result.metadata().extensions[0].value(), &json!({"n": 1}));
