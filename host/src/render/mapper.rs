@@ -264,7 +264,7 @@ impl Mapper {
 /// Whether `data`, the data of `result`, is over `limit` bytes as compact JSON
 /// by itself, so the result goes to the store without being rendered first.
 ///
-/// Data read from at most `limit` bytes of JSON text (a guest's answer) is not
+/// Data read from at most `limit` bytes of JSON text (a guest's or an app's answer) is not
 /// walked: written out it is rarely longer than the text it was read from
 /// (only numbers can grow, `1e15` becoming `1000000000000000.0`), and a
 /// rendering over the limit is caught when it is measured. The walk costs a

@@ -49,9 +49,10 @@ pub struct ToolResult {
 }
 
 /// At most how many bytes of JSON text a result's data was read from, when it
-/// was read from text (a guest's answer): what the mapper knows of the data's
-/// size without walking it. Not part of the result's meaning: it takes no part
-/// in comparing results, and data replaced through the builder forgets it.
+/// was read from text (a guest's or an app's answer): what the mapper knows of
+/// the data's size without walking it. Not part of the result's meaning: it
+/// takes no part in comparing results, and data replaced through the builder
+/// forgets it.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DataText {
     bytes: Option<usize>,
@@ -206,9 +207,18 @@ impl ToolResult {
 
     /// At most how many bytes of JSON text the data was read from, when the
     /// result was read from text ([`ToolResult::success_from_json`], a guest's
-    /// answer); `None` for data built as a value.
+    /// or an app's answer); `None` for data built as a value.
     pub fn data_text_bytes(&self) -> Option<usize> {
         self.data_text.bytes
+    }
+
+    /// This result, its data (if it has any) read from at most `bytes` bytes of
+    /// JSON text: for a decoder that read the whole result from that text.
+    pub(crate) fn data_read_from(mut self, bytes: usize) -> Self {
+        if self.data().is_some() {
+            self.data_text = DataText::read_from(bytes);
+        }
+        self
     }
 
     /// The error of a failure, to change (the runtime names what its policy

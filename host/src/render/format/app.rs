@@ -58,6 +58,12 @@ fn versioned(mut object: Map<String, Value>) -> Result<(Number, Value), Map<Stri
 /// A [`FormatError`] when the answer claims a format version it does not hold,
 /// or one newer than this build knows.
 pub fn decode_app_response(text: &str) -> Result<ToolResult, FormatError> {
+    // The data, if any, is JSON inside `text`: the mapper need not walk it to
+    // know it is small.
+    decode(text).map(|result| result.data_read_from(text.len()))
+}
+
+fn decode(text: &str) -> Result<ToolResult, FormatError> {
     match AppAnswer::parse(text) {
         AppAnswer::Versioned { format, result } => {
             let number = format
@@ -91,9 +97,11 @@ mod tests {
         let result = decode_app_response(versioned).unwrap();
         assert_eq!(result.data(), Some(&json!(5)));
         assert_eq!(result.summary(), Some("five"));
+        assert_eq!(result.data_text_bytes(), Some(versioned.len()));
 
         let legacy = decode_app_response(r#"{"success": true, "data": 5}"#).unwrap();
         assert_eq!(legacy.data(), Some(&json!(5)));
+        assert_eq!(legacy.data_text_bytes(), Some(28));
 
         // `success` beside `format` makes it an envelope.
         let envelope =
@@ -120,6 +128,7 @@ mod tests {
         ] {
             let result = decode_app_response(text).unwrap();
             assert_eq!(result.content(), &[ContentPart::text(text)], "{text:?}");
+            assert_eq!(result.data_text_bytes(), None, "no data: {text:?}");
         }
     }
 
