@@ -264,13 +264,13 @@ impl Mapper {
 /// Whether `data`, the data of `result`, is over `limit` bytes as compact JSON
 /// by itself, so the result goes to the store without being rendered first.
 ///
-/// Data read from at most `limit` bytes of JSON text (a guest's or an app's answer) is not
-/// walked: written out it is rarely longer than the text it was read from
-/// (only numbers can grow, `1e15` becoming `1000000000000000.0`), and a
-/// rendering over the limit is caught when it is measured. The walk costs a
-/// third of the data's serialization (24 KB of records: 5 of 23 µs), for
-/// every result whose data fits, which is nearly every result; what skipping
-/// it can cost is one rendering of a few times the limit, thrown away.
+/// Data read from at most `limit` bytes of JSON text (a guest's or an app's
+/// answer) is not walked: written out it is rarely longer than the text it was
+/// read from (only numbers can grow, `1e15` becoming `1000000000000000.0`), and
+/// a rendering over the limit is caught when it is measured. The walk costs a
+/// third of what serializing the data does (24 KB of records: 5 µs against 16),
+/// for every result whose data fits, which is nearly every result; what
+/// skipping it can cost is one rendering of a few times the limit, thrown away.
 fn data_alone_over(result: &ToolResult, data: &Value, limit: usize) -> bool {
     result.data_text_bytes().is_none_or(|bytes| bytes > limit) && json_size_exceeds(data, limit)
 }
