@@ -16,7 +16,7 @@ LANG_GUESTS := $(LANG_OUT)/js_tools.wasm $(LANG_OUT)/js_legacy_app.wasm $(LANG_O
 	$(LANG_OUT)/js_notes.wasm \
 	$(LANG_OUT)/py_tools.wasm $(LANG_OUT)/py_web.wasm $(LANG_OUT)/c_tools.wasm
 
-.PHONY: run test setup postgres registry guests rust-guests lint unit a2a-check conformance clients bless build test-build soak bench pgo pgo-bench fuzz
+.PHONY: run test setup postgres registry guests rust-guests lint unit a2a-check conformance clients bless build test-build soak bench pgo pgo-bench link-order fuzz
 
 ## Build the host (release: optimised Cranelift) and the example tools, and serve
 ## them over MCP on stdio (the client snippet goes to stderr). For HTTP:
@@ -238,7 +238,9 @@ bench: guests $(if $(filter 1,$(PGO)),pgo pgo-bench)
 HOST_TRIPLE = $(shell rustc -vV | sed -n 's/^host: //p')
 LLVM_PROFDATA = $(shell rustc --print sysroot)/lib/rustlib/$(HOST_TRIPLE)/bin/llvm-profdata
 # `--target`: the flags reach the host's code only, not build scripts or macros.
-PGO_BUILD = $(CARGO) build --release --locked --bin toolhost --target $(HOST_TRIPLE)
+# The profile lays out the code itself: the link order of `make link-order` is
+# left out (measured without it).
+PGO_BUILD = TOOLHOST_LINK_ORDER=0 $(CARGO) build --release --locked --bin toolhost --target $(HOST_TRIPLE)
 # keep-text-section-prefix: the hot functions together, the cold ones apart.
 PGO_LAYOUT = -Clink-arg=-Wl,-z,keep-text-section-prefix
 PGO_USE_FLAGS = -Cprofile-use=$(abspath $(PGO_DIR))/toolhost.profdata $(PGO_LAYOUT)
@@ -263,6 +265,25 @@ PGO_BENCH_DIR := $(PGO_DIR)/bench
 PGO_BENCH_USE_FLAGS = -Cprofile-use=$(abspath $(PGO_BENCH_DIR))/call.profdata $(PGO_LAYOUT)
 PGO_CALL_BENCH = $(CARGO) bench --locked --bench call --target $(HOST_TRIPLE)
 PGO_CALL_FILTER = '^call/(floor|toolhost/pooling)'
+
+## The link order of the host (host/link-order.txt, which host/build.rs hands to
+## the linker): the functions that `make pgo`'s training run spends its samples
+## in, hottest first, placed together at the front of the binary's code
+## (docs/benchmarks.md, "Link order"). Profiled in both builds, the plain one of
+## `make run` and the one of the tests and benchmarks (the dev-dependencies'
+## features change the symbols' names). Run it again when the dependencies
+## change: names a build does not have are skipped, so a stale file costs speed,
+## never a build. Needs `perf`; about 15 minutes on 2 cores, most of it building.
+LINK_ORDER_DIR := $(TARGET_DIR)/link-order
+link-order: guests
+	command -v perf >/dev/null || (apt-get update && apt-get install -y linux-perf)
+	mkdir -p $(LINK_ORDER_DIR)
+	$(CARGO) build --release --locked --bin toolhost
+	cp $(TARGET_DIR)/release/toolhost $(LINK_ORDER_DIR)/toolhost-run
+	$(CARGO) build --release --locked --bin toolhost --examples
+	cp $(TARGET_DIR)/release/toolhost $(LINK_ORDER_DIR)/toolhost-dev
+	$(PYTHON) tests/bench/link-order.py host/link-order.txt 60 \
+		$(LINK_ORDER_DIR)/toolhost-run $(LINK_ORDER_DIR)/toolhost-dev
 
 pgo-bench: guests
 	rustup component add llvm-tools
