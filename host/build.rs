@@ -41,7 +41,8 @@ fn main() {
     let wanted = var("TOOLHOST_PACK_RELOCATIONS") != "0";
     let linux_gnu = var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ENV") == "gnu";
     let native = var("HOST") == var("TARGET");
-    if wanted && linux_gnu && native && glibc_at_least(2, 36) {
+    // `getconf GNU_LIBC_VERSION` prints e.g. `glibc 2.36`.
+    if wanted && linux_gnu && native && reports_at_least("getconf", "GNU_LIBC_VERSION", (2, 36)) {
         println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
     }
     let order = Path::new(&var("CARGO_MANIFEST_DIR")).join(LINK_ORDER);
@@ -65,35 +66,19 @@ fn links_with_rust_lld(var: &dyn Fn(&str) -> String) -> bool {
             .any(|flag| flag.contains("linker") || flag.contains("link-self-contained"));
     var("TARGET") == "x86_64-unknown-linux-gnu"
         && !linker_chosen
-        && rustc_at_least(&var("RUSTC"), 90)
+        // `rustc 1.95.0 (59807616e 2026-04-14)`
+        && reports_at_least(&var("RUSTC"), "--version", (1, 90))
 }
 
-/// Whether `rustc` (`rustc 1.95.0 (...)`) is 1.`minor` or later.
-fn rustc_at_least(rustc: &str, minor: u32) -> bool {
-    let Ok(output) = Command::new(rustc).arg("--version").output() else {
+/// Whether `program arg` prints a name and then a version (`glibc 2.36`,
+/// `rustc 1.95.0 (...)`) of at least `major.minor`; false when it cannot be told.
+fn reports_at_least(program: &str, arg: &str, (major, minor): (u32, u32)) -> bool {
+    let Ok(output) = Command::new(program).arg(arg).output() else {
         return false;
     };
     let text = String::from_utf8_lossy(&output.stdout);
     let version = text.split_whitespace().nth(1).unwrap_or_default();
     let mut parts = version.split('.').map(|part| part.parse::<u32>().ok());
-    matches!(
-        (parts.next().flatten(), parts.next().flatten()),
-        (Some(1), Some(have)) if have >= minor
-    )
-}
-
-/// Whether the build machine's glibc (`getconf GNU_LIBC_VERSION`, e.g.
-/// `glibc 2.36`) is at least `major.minor`; false when it cannot be told.
-fn glibc_at_least(major: u32, minor: u32) -> bool {
-    let Ok(output) = Command::new("getconf").arg("GNU_LIBC_VERSION").output() else {
-        return false;
-    };
-    let text = String::from_utf8_lossy(&output.stdout);
-    let mut parts = text
-        .trim()
-        .trim_start_matches("glibc ")
-        .split('.')
-        .map(|part| part.parse::<u32>().ok());
     match (parts.next().flatten(), parts.next().flatten()) {
         (Some(have_major), Some(have_minor)) => (have_major, have_minor) >= (major, minor),
         _ => false,
