@@ -5,9 +5,8 @@ together at the front of the binary's code.
 
 A release build leaves the functions of one call scattered over 32 MB of code,
 so each call touches many pages and cache lines that the one before it had to
-give up, and the start maps far more of the binary than it runs (the kernel maps
-the 64 KiB around each page touched). With the hot functions side by side the
-stdio calls/s rise and the idle server maps less of itself (docs/benchmarks.md,
+give up. With the hot functions side by side, sequential stdio calls/s rose a few
+per cent; the idle server's memory did not measurably change (docs/benchmarks.md,
 "Link order").
 
 For each binary given, this runs the training of a profile-guided build
