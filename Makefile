@@ -193,7 +193,9 @@ bless:
 
 ## Benchmarks (issue #7): criterion's in-process costs (benches/call.rs), then the
 ## process-level ones (examples/bench.rs: stdio against a bare rmcp server, HTTP
-## under wrk, start-up, memory); prints one table and writes it into
+## under wrk, start-up, memory) and P1 by instruction count (examples/p1_count.rs
+## under valgrind, installed from Debian when missing, like wrk); prints one
+## table and writes it into
 ## docs/benchmarks.md. Optional: WASSETTE=/path/to/wassette (built by hand) adds the
 ## peer; QUICK=1 shortens every run; PGO=1 builds `make pgo` first and measures its
 ## binary's stdio calls, start-up and memory beside the plain one's, and P1 with
@@ -210,10 +212,11 @@ BENCH_PGO := $(if $(filter 1,$(PGO)),$(PGO_DIR)/toolhost,$(PGO_BIN))
 
 bench: guests $(if $(filter 1,$(PGO)),pgo pgo-bench)
 	command -v wrk >/dev/null || (apt-get update && apt-get install -y wrk)
+	command -v valgrind >/dev/null || (apt-get update && apt-get install -y valgrind)
 	$(CARGO) build --release --locked --bin toolhost --examples
 	# Copies: a shared target directory may be rebuilt under the running bench.
 	mkdir -p $(BENCH_BIN)
-	cp $(TARGET_DIR)/release/toolhost $(TARGET_DIR)/release/examples/native_add $(TARGET_DIR)/release/examples/wasmtime_add $(TARGET_DIR)/release/examples/bench $(BENCH_BIN)/
+	cp $(TARGET_DIR)/release/toolhost $(TARGET_DIR)/release/examples/native_add $(TARGET_DIR)/release/examples/wasmtime_add $(TARGET_DIR)/release/examples/bench $(TARGET_DIR)/release/examples/p1_count $(BENCH_BIN)/
 	$(if $(BENCH_PGO),cp $(BENCH_PGO) $(BENCH_BIN)/toolhost-pgo)
 	# Out of the page cache, so they start as a deployed binary does, read from
 	# disk: pages just written by cp map differently (P5 read 5 MiB more).
@@ -224,6 +227,7 @@ bench: guests $(if $(filter 1,$(PGO)),pgo pgo-bench)
 	$(if $(filter 1,$(PGO)),env -u RUST_BACKTRACE TOOLHOST_BENCH_HTTP=0 CRITERION_HOME=$(abspath $(TARGET_DIR))/criterion-pgo \
 		RUSTFLAGS="$(PGO_BENCH_USE_FLAGS)" $(PGO_CALL_BENCH) --target-dir $(PGO_BENCH_DIR)/use -- $(PGO_CALL_FILTER))
 	env -u RUST_BACKTRACE TOOLHOST=$(BENCH_BIN)/toolhost NATIVE_ADD=$(BENCH_BIN)/native_add WASMTIME_ADD=$(BENCH_BIN)/wasmtime_add \
+		P1_COUNT=$(BENCH_BIN)/p1_count \
 		$(if $(BENCH_PGO),TOOLHOST_PGO=$(BENCH_BIN)/toolhost-pgo) \
 		CRITERION_DIR=$(TARGET_DIR)/criterion \
 		$(if $(filter 1,$(PGO)),CRITERION_PGO_DIR=$(abspath $(TARGET_DIR))/criterion-pgo) \

@@ -241,6 +241,7 @@ async fn a_uri_offered_by_two_plugins_is_refused_naming_both() {
         pooling: false,
         fuel: false,
         max_memory_bytes: 64 << 20,
+        ..EngineSettings::default()
     };
     let runtime = Runtime::new(settings, root().join("target/test-compile-cache")).unwrap();
     let error = Catalog::load(&config, &runtime)

@@ -32,115 +32,28 @@
 //!   from reqwest on a kept-alive connection.
 
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
-use toolhost::catalog::{Caller, Catalog};
-use toolhost::config::Config;
-use toolhost::render::{
-    Mapper, OutputMode, RenderContext, Revision, ServerInfo, SizeLimits, Target,
-};
+use toolhost::catalog::Caller;
+use toolhost::render::{Mapper, RenderContext, SizeLimits, Target};
 use toolhost::result::{ContentPart, ToolResult};
-use toolhost::runtime::{EngineSettings, Runtime};
+use toolhost::runtime::POOL_INSTANCES;
 use toolhost::store::{Signer, SqliteStore};
 
 #[path = "../examples/bench/floor.rs"]
 mod floor;
+#[path = "../examples/bench/p1.rs"]
+mod p1;
 use floor::{floor_call, floor_pre};
+use p1::{Host, SERVER, TARGET, example, host_of, root, toolhost_call};
 
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn calc() -> PathBuf {
-    example("calc")
-}
-
-/// The built Rust example `name`.
-fn example(name: &str) -> PathBuf {
-    let path = root().join(format!(
-        "guest-examples/target/wasm32-wasip2/release/{name}.wasm"
-    ));
-    assert!(
-        path.exists(),
-        "{} is missing: run `make guests` first",
-        path.display()
-    );
-    path
-}
-
-const TARGET: Target = Target::Mcp {
-    revision: Revision::LATEST,
-    mode: OutputMode::Compat,
-};
-
-struct Host {
-    catalog: Catalog,
-    mapper: Mapper,
-    runtime: Runtime,
-}
-
-async fn host(pooling: bool) -> Host {
-    host_of(&format!(
-        "[host]\nallocator = \"{}\"\n[[plugin]]\npath = \"{}\"\n",
-        if pooling { "pooling" } else { "on-demand" },
-        calc().display()
-    ))
-    .await
-}
-
-/// The catalog and mapper of the configuration `toml`.
-async fn host_of(toml: &str) -> Host {
-    let config = Config::parse(toml, Path::new("bench.toml"), Path::new("")).expect("config");
-    let settings = EngineSettings {
-        pooling: config.host.pooling,
-        fuel: false,
-        max_memory_bytes: 64 << 20,
-    };
-    let runtime =
-        Runtime::new(settings, root().join("target/bench/compile-cache")).expect("an engine");
-    let catalog = Catalog::load(&config, &runtime).await.expect("the catalog");
-    Host {
-        catalog,
-        mapper: Mapper::default(),
-        runtime,
-    }
-}
-
-/// One call as the MCP handler makes it, rendered for the edge: over
-/// Streamable HTTP the typed result that rmcp serializes (`as_text` false),
-/// over stdio the text the mapper writes (`as_text` true).
-async fn toolhost_call(host: &Host, args: &Value, as_text: bool) -> String {
-    let tool = host.catalog.tool("add").expect("add");
-    let result = host
-        .catalog
-        .call(tool, Some(args), &Caller::local(), "1", None)
-        .await;
-    let mut ctx = RenderContext::new("add", jiff::Timestamp::now());
-    ctx.output_schema = tool.descriptor.output_schema.as_ref();
-    ctx.request_id = "1";
-    ctx.server = Some(SERVER);
-    ctx.mcp_as_text = as_text;
-    let rendered = host.mapper.render_owned(result, TARGET, &ctx).await;
-    // What goes into the response: the typed rendering serialized once as rmcp
-    // does, or the text as it is.
-    let text = rendered.rendering.into_json();
-    assert!(text.contains("\"sum\"") || text.contains('5'), "{text}");
-    text
-}
-
-/// The server a 2026-07-28 result names, as the MCP edge passes it.
-const SERVER: ServerInfo<'static> = ServerInfo {
-    name: "toolhost",
-    version: env!("CARGO_PKG_VERSION"),
-};
 
 fn calls(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -149,9 +62,9 @@ fn calls(c: &mut Criterion) {
         .build()
         .expect("tokio");
     let args = json!({"a": 2, "b": 3});
-    let pooling = rt.block_on(host(true));
-    let on_demand = rt.block_on(host(false));
-    let pre = floor_pre(&pooling.runtime, &calc());
+    let pooling = rt.block_on(p1::calc_host(true, POOL_INSTANCES));
+    let on_demand = rt.block_on(p1::calc_host(false, POOL_INSTANCES));
+    let pre = floor_pre(&pooling.runtime, &example("calc"));
     let mut group = c.benchmark_group("call");
     group.bench_function("floor", |b| {
         b.to_async(&rt)
@@ -322,10 +235,13 @@ fn local_server(close: bool) -> std::net::SocketAddr {
 }
 
 async fn http_host(rule: &str) -> Host {
-    host_of(&format!(
-        "[[plugin]]\npath = \"{}\"\n[plugin.policy]\nhttp = [\"{rule}\"]\n",
-        example("http_probe").display()
-    ))
+    host_of(
+        &format!(
+            "[[plugin]]\npath = \"{}\"\n[plugin.policy]\nhttp = [\"{rule}\"]\n",
+            example("http_probe").display()
+        ),
+        POOL_INSTANCES,
+    )
     .await
 }
 

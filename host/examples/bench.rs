@@ -8,7 +8,8 @@
 //! `docs/benchmarks.md`.
 //!
 //! Environment: `TOOLHOST`, `NATIVE_ADD` and `WASMTIME_ADD` (the binaries), `CRITERION_DIR`
-//! (criterion's output), optional `TOOLHOST_PGO` (the profile-guided build of
+//! (criterion's output), optional `P1_COUNT` (the `p1_count` example, run under
+//! valgrind for P1's instruction counts, `bench/count.rs`), optional `TOOLHOST_PGO` (the profile-guided build of
 //! `make pgo`, whose stdio calls, start-up and memory are then measured beside
 //! the plain build's), optional `CRITERION_PGO_DIR` (criterion's output for its
 //! `call/` benchmarks built profile-guided by `make pgo-bench`), `WASSETTE`,
@@ -23,6 +24,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+#[path = "bench/count.rs"]
+mod count;
 #[path = "bench/observing.rs"]
 mod observing;
 
@@ -514,6 +517,34 @@ fn main() {
                     "P1 over stdio, profile-guided (`make pgo-bench`)",
                 ],
             );
+        }
+        // The same two ratios by instruction count, which the VM's load does not
+        // move (`p1_count` under callgrind).
+        if let Some(bin) = env_path("P1_COUNT") {
+            let calls = if quick { (100, 300) } else { (500, 2500) };
+            match count::p1(&bin, calls) {
+                Ok(counts) => {
+                    for (what, call) in [
+                        (
+                            "P1 by instruction count (callgrind): the typed call vs the floor",
+                            counts.typed,
+                        ),
+                        (
+                            "P1 over stdio by instruction count (callgrind)",
+                            counts.stdio,
+                        ),
+                    ] {
+                        let ratio = call / counts.floor;
+                        table.row(
+                            what,
+                            format!("{call:.0} vs {:.0} instructions", counts.floor),
+                            "≤ 1.3× floor",
+                            format!("{ratio:.3}× ({})", verdict(ratio <= 1.3)),
+                        );
+                    }
+                }
+                Err(note) => notes.push(note),
+            }
         }
         if let Some(on_demand) = get("call/toolhost/on-demand") {
             table.row(

@@ -352,6 +352,7 @@ fn engine_settings(config: &Config) -> EngineSettings {
             .map(|p| p.policy.memory_mib.min(4096) << 20)
             .max()
             .unwrap_or(64 << 20),
+        ..EngineSettings::default()
     }
 }
 
@@ -751,6 +752,7 @@ async fn check(component: &Path, strict: bool, config_file: Option<&Path>) -> Ex
         pooling: false,
         fuel: plugin_config.policy.fuel.is_some(),
         max_memory_bytes: plugin_config.policy.memory_mib << 20,
+        ..EngineSettings::default()
     };
     // A fresh private cache for this run: a shared one in the temporary
     // directory could be planted by another user.

@@ -55,6 +55,7 @@ impl TestHost {
                 .map(|p| p.policy.memory_mib << 20)
                 .max()
                 .unwrap_or(64 << 20),
+            ..EngineSettings::default()
         };
         // One compile cache for every test: each component compiles once per machine.
         let runtime =

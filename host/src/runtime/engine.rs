@@ -29,7 +29,17 @@ pub struct EngineSettings {
     pub fuel: bool,
     /// The largest linear memory any plugin may have, in bytes.
     pub max_memory_bytes: u64,
+    /// With the pooling allocator, how many component instances the pool holds
+    /// at once ([`POOL_INSTANCES`] by default); its core instances, memories and
+    /// tables scale with it. Each memory slot reserves 4 GiB of address space, so
+    /// a tool that cannot reserve terabytes (valgrind, for P1's instruction
+    /// count) asks for a small pool.
+    pub pool_instances: u32,
 }
+
+/// Component instances the pool holds at once by default: as many calls run
+/// at the same time, whatever their plugins.
+pub const POOL_INSTANCES: u32 = 256;
 
 impl Default for EngineSettings {
     fn default() -> Self {
@@ -37,6 +47,7 @@ impl Default for EngineSettings {
             pooling: true,
             fuel: false,
             max_memory_bytes: 64 << 20,
+            pool_instances: POOL_INSTANCES,
         }
     }
 }
@@ -57,14 +68,15 @@ pub fn build(settings: EngineSettings) -> wasmtime::Result<Engine> {
     config.parallel_compilation(true);
     if settings.pooling {
         let mut pool = PoolingAllocationConfig::default();
-        // Up to 256 instances at once. A component (WASI adapter, language
-        // runtime) holds several core instances, memories and tables; JS and
-        // Python ones more than Rust ones. Each memory slot reserves 4 GiB of
-        // address space (so bounds checks can be elided), not of memory.
-        pool.total_component_instances(256)
-            .total_core_instances(1_024)
-            .total_memories(512)
-            .total_tables(1_024)
+        // Up to 256 instances at once by default. A component (WASI adapter,
+        // language runtime) holds several core instances, memories and tables;
+        // JS and Python ones more than Rust ones. Each memory slot reserves 4 GiB
+        // of address space (so bounds checks can be elided), not of memory.
+        let instances = settings.pool_instances.max(1);
+        pool.total_component_instances(instances)
+            .total_core_instances(instances.saturating_mul(4))
+            .total_memories(instances.saturating_mul(2))
+            .total_tables(instances.saturating_mul(4))
             .max_core_instances_per_component(64)
             .max_memories_per_component(16)
             .max_tables_per_component(32)

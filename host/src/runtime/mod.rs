@@ -35,7 +35,7 @@ pub use descriptor::{
     Annotations, PromptArgument, PromptDescriptor, ResourceDescriptor, TaskSupport,
     TemplateDescriptor, ToolDescriptor,
 };
-pub use engine::{EPOCH_TICK, EngineSettings};
+pub use engine::{EPOCH_TICK, EngineSettings, POOL_INSTANCES};
 pub use events::{Empty, EventReceiver, EventSender, GuestEvent, LogLevel, event_channel};
 pub use faults::{host_failure, with_call_id};
 pub use guest_result::MalformedResult;
