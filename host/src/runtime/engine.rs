@@ -18,6 +18,11 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// tool dirties tens of KiB per call and stays within it; an interpreter (JS,
 /// Python) or a memory-hungry call dirties MiBs, whose remainder is unmapped as
 /// before, so a slot that once ran one does not keep it all.
+///
+/// It also bounds the reset's work: a page copied back stays present and counts
+/// as written at the next scan, so each later instance in the slot resets every
+/// page an earlier one wrote, up to this many bytes (docs/benchmarks.md, "Where
+/// a served call's time goes").
 pub const KEEP_RESIDENT_BYTES: usize = 256 << 10;
 
 /// Engine settings chosen from the configuration.
@@ -86,9 +91,9 @@ pub fn build(settings: EngineSettings) -> wasmtime::Result<Engine> {
         // Resetting a slot for the next instance with `madvise` makes its next
         // user fault every page in again, and each change of the mappings sends
         // TLB-flush interrupts to the other cores: together about a fifth of the
-        // CPU under concurrent load. Where the kernel can say which pages a call
-        // dirtied (`PAGEMAP_SCAN`, Linux 6.7), those are copied back from the
-        // image instead, up to a budget per slot, and stay mapped.
+        // CPU under concurrent load. Where the kernel can say which pages of a slot
+        // were written (`PAGEMAP_SCAN`, Linux 6.7), those are copied back from
+        // the image instead, up to a budget per slot, and stay mapped.
         if PoolingAllocationConfig::is_pagemap_scan_available() {
             pool.pagemap_scan(Enabled::Yes)
                 .linear_memory_keep_resident(KEEP_RESIDENT_BYTES)
