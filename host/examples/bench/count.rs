@@ -29,28 +29,25 @@ pub fn p1(bin: &Path, (fewer, more): (usize, usize)) -> Result<Counts, String> {
         );
     }
     let dir = tempfile::tempdir().map_err(|e| format!("a directory for callgrind: {e}"))?;
-    let per_call = |path: &str| -> Result<f64, String> {
-        // The run with fewer calls, then the one with more.
-        let runs = [fewer, more].map(|calls| {
-            let out = dir.path().join(format!("{path}-{calls}"));
-            let child = Command::new("valgrind")
-                .args(["--tool=callgrind", "--separate-threads=yes"])
-                .arg(format!("--callgrind-out-file={}", out.display()))
-                .arg(bin)
-                .args([path, &calls.to_string()])
-                .output();
-            (out, child)
-        });
-        let mut counted = [0u64; 2];
-        for (slot, (out, run)) in counted.iter_mut().zip(runs) {
-            let run = run.map_err(|e| format!("valgrind {}: {e}", bin.display()))?;
-            if !run.status.success() {
-                let stderr = String::from_utf8_lossy(&run.stderr);
-                return Err(format!("p1_count {path} under valgrind failed: {stderr}"));
-            }
-            *slot = main_thread_total(&out)?;
+    // The main thread's instructions in a run of `calls` calls of `path`.
+    let instructions = |path: &str, calls: usize| -> Result<u64, String> {
+        let out = dir.path().join(format!("{path}-{calls}"));
+        let run = Command::new("valgrind")
+            .args(["--tool=callgrind", "--separate-threads=yes"])
+            .arg(format!("--callgrind-out-file={}", out.display()))
+            .arg(bin)
+            .args([path, &calls.to_string()])
+            .output()
+            .map_err(|e| format!("valgrind {}: {e}", bin.display()))?;
+        if !run.status.success() {
+            let stderr = String::from_utf8_lossy(&run.stderr);
+            return Err(format!("p1_count {path} under valgrind failed: {stderr}"));
         }
-        Ok((counted[1] as f64 - counted[0] as f64) / (more - fewer) as f64)
+        main_thread_total(&out)
+    };
+    let per_call = |path: &str| -> Result<f64, String> {
+        let (few, many) = (instructions(path, fewer)?, instructions(path, more)?);
+        Ok((many as f64 - few as f64) / (more - fewer) as f64)
     };
     Ok(Counts {
         floor: per_call("floor")?,
