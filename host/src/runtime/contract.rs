@@ -7,10 +7,16 @@
 //! `tasks` beside `tool` (or `app`); each is optional, and one that is exported must have the
 //! shape of the package, or the component is refused at load.
 
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use tracing::Instrument as _;
 use wasmtime::Engine;
 use wasmtime::Store;
-use wasmtime::component::{Component, InstancePre};
+use wasmtime::component::{
+    Component, ComponentExportIndex, ComponentNamedList, Instance, InstancePre, Lift, Lower,
+    TypedFunc,
+};
 
 use super::bindings::v0_2::{completion, prompts, resources, tasks};
 use super::bindings::{v0_1, v0_2, wit_types};
@@ -106,11 +112,98 @@ pub(super) enum Answer {
     App(String),
 }
 
+/// The signature of a `call` export, as the host calls it.
+trait CallSignature {
+    type Params<'a>: ComponentNamedList + Lower;
+    type Return: ComponentNamedList + Lift;
+}
+
+/// `tool.call`: `func(name: string, arguments: json, context: call-context) -> tool-result`.
+struct ToolCall;
+
+impl CallSignature for ToolCall {
+    type Params<'a> = (&'a str, &'a str, &'a wit_types::CallContext);
+    type Return = (wit_types::ToolResult,);
+}
+
+/// `app.call`: `func(name: string, arguments: json, context: call-context) -> string`.
+struct AppCall;
+
+impl CallSignature for AppCall {
+    type Params<'a> = (&'a str, &'a str, &'a wit_types::CallContext);
+    type Return = (String,);
+}
+
+/// The `call` export of a component's `tool` or `app` interface, of the
+/// signature `S`: found once at load, and type-checked once, in the first
+/// instance that calls it.
+///
+/// The bindings' `load` type-checks every function of the interface (`describe`
+/// too) in every instance: about 6,000 instructions a call, and over a
+/// microsecond (issue #17). The types of an export are fixed by the component
+/// and the linker, that is by the [`InstancePre`] every instance of it comes
+/// from, so one check holds for all of them.
+struct CallExport<S> {
+    index: ComponentExportIndex,
+    checked: AtomicBool,
+    signature: PhantomData<S>,
+}
+
+impl<S: CallSignature> CallExport<S> {
+    /// The `call` function of the interface `interface` of `pre`'s component.
+    fn find(pre: &InstancePre<CallState>, interface: &str) -> Result<Self, String> {
+        let component = pre.component();
+        let index = component
+            .get_export_index(None, interface)
+            .and_then(|instance| component.get_export_index(Some(&instance), "call"))
+            .ok_or_else(|| format!("its export {interface} has no function `call`"))?;
+        Ok(CallExport {
+            index,
+            checked: AtomicBool::new(false),
+            signature: PhantomData,
+        })
+    }
+
+    /// The function in `instance`, an instance of the `InstancePre` given to
+    /// [`CallExport::find`], typed as `S`.
+    ///
+    /// # Errors
+    ///
+    /// When the instance has no such export, or (until one instance passed the
+    /// check) its type is not `S`.
+    fn typed<'a>(
+        &self,
+        store: &mut Store<CallState>,
+        instance: &Instance,
+    ) -> wasmtime::Result<TypedFunc<S::Params<'a>, S::Return>> {
+        if !self.checked.load(Ordering::Acquire) {
+            let typed = instance.get_typed_func(&mut *store, self.index)?;
+            self.checked.store(true, Ordering::Release);
+            return Ok(typed);
+        }
+        let func = instance
+            .get_func(&mut *store, self.index)
+            .ok_or_else(|| wasmtime::format_err!("the instance has no export `call`"))?;
+        // SAFETY: the export had the type `S` in an instance of the same
+        // `InstancePre` (checked above), and the component and the linker of an
+        // `InstancePre`, which fix the types of its exports, are the same for
+        // all its instances. `S` is fixed by this value's type.
+        Ok(unsafe { TypedFunc::new_unchecked(func) })
+    }
+}
+
+/// The `call` export, of a tool or of an app.
+enum Call {
+    Tool(CallExport<ToolCall>),
+    App(CallExport<AppCall>),
+}
+
 /// A component, linked and ready to instantiate, with the indices of what it
 /// exports.
 pub(super) struct Ready {
     pre: InstancePre<CallState>,
     entry: Entry,
+    call: Call,
     prompts: Option<prompts::GuestIndices>,
     resources: Option<resources::GuestIndices>,
     completion: Option<completion::GuestIndices>,
@@ -150,6 +243,15 @@ impl Ready {
                     .map_err(wrong("app"))?,
             ),
         };
+        let call = match contract.world {
+            World::Plugin => Call::Tool(CallExport::find(
+                &pre,
+                &format!("toolhost:plugin/tool@{v}"),
+            )?),
+            World::LegacyApp => {
+                Call::App(CallExport::find(&pre, &format!("toolhost:plugin/app@{v}"))?)
+            }
+        };
         let exports = |interface: &str| {
             contract.version == Version::V0_2
                 && pre
@@ -176,6 +278,7 @@ impl Ready {
         Ok(Ready {
             pre,
             entry,
+            call,
             prompts,
             resources,
             completion,
@@ -338,24 +441,17 @@ impl Ready {
     ) -> wasmtime::Result<Answer> {
         let instance = self.instantiate(store).instrument(instantiating).await?;
         let run = async {
-            Ok(match &self.entry {
-                Entry::Tool01(indices) => {
-                    let tool_export = indices.load(&mut *store, &instance)?;
-                    let answer = tool_export.call_call(&mut *store, tool, arguments, context);
-                    Answer::Plugin(Box::new(answer.await?))
+            let params = (tool, arguments.as_str(), context);
+            Ok(match &self.call {
+                Call::Tool(call) => {
+                    let call = call.typed(store, &instance)?;
+                    let (answer,) = call.call_async(&mut *store, params).await?;
+                    Answer::Plugin(Box::new(answer))
                 }
-                Entry::App01(indices) => {
-                    let app = indices.load(&mut *store, &instance)?;
-                    Answer::App(app.call_call(&mut *store, tool, arguments, context).await?)
-                }
-                Entry::Tool02(indices) => {
-                    let tool_export = indices.load(&mut *store, &instance)?;
-                    let answer = tool_export.call_call(&mut *store, tool, arguments, context);
-                    Answer::Plugin(Box::new(answer.await?))
-                }
-                Entry::App02(indices) => {
-                    let app = indices.load(&mut *store, &instance)?;
-                    Answer::App(app.call_call(&mut *store, tool, arguments, context).await?)
+                Call::App(call) => {
+                    let call = call.typed(store, &instance)?;
+                    let (answer,) = call.call_async(&mut *store, params).await?;
+                    Answer::App(answer)
                 }
             })
         };
