@@ -123,7 +123,7 @@ impl Member<'_> {
         match self {
             Member::Bool(value) => Value::Bool(value),
             Member::Str(text) => Value::String(text.to_owned()),
-            Member::Time(at) => Value::String(at.to_string()),
+            Member::Time(at) => with_time_text(at, |text| Value::String(text.to_owned())),
             Member::Json(value) => value.clone(),
             Member::Owned(value) => value,
             Member::Object(members) => Value::Object(members.into_map()),
@@ -136,7 +136,7 @@ impl Serialize for Member<'_> {
         match self {
             Member::Bool(value) => serializer.serialize_bool(*value),
             Member::Str(text) => serializer.serialize_str(text),
-            Member::Time(at) => serializer.collect_str(at),
+            Member::Time(at) => with_time_text(*at, |text| serializer.serialize_str(text)),
             Member::Json(value) => value.serialize(serializer),
             Member::Owned(value) => value.serialize(serializer),
             Member::Object(members) => members.serialize(serializer),
@@ -144,10 +144,65 @@ impl Serialize for Member<'_> {
     }
 }
 
+/// Calls `f` with the RFC 3339 text of `at`, as its `Display` writes it.
+///
+/// Most renderings write a result's generation time twice (in the envelope's
+/// `_meta`, in the text, and in the result's), so the last text is kept, one per
+/// thread. Printed straight into that buffer, without `Display`'s formatter
+/// (a time through `collect_str` cost about 2,500 instructions, P1, #17).
+fn with_time_text<R>(at: jiff::Timestamp, f: impl FnOnce(&str) -> R) -> R {
+    use jiff::fmt::temporal::DateTimePrinter;
+    use std::cell::RefCell;
+
+    const PRINTER: DateTimePrinter = DateTimePrinter::new();
+    thread_local! {
+        static LAST: RefCell<(Option<jiff::Timestamp>, String)> =
+            const { RefCell::new((None, String::new())) };
+    }
+    LAST.with_borrow_mut(|(last, text)| {
+        if *last != Some(at) {
+            text.clear();
+            if PRINTER.print_timestamp(&at, &mut *text).is_err() {
+                // Not reached: printing into a `String` does not fail.
+                text.clear();
+                let _ = std::fmt::Write::write_fmt(text, format_args!("{at}"));
+            }
+            *last = Some(at);
+        }
+        f(text)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A time is written as its `Display` writes it, whichever time was
+    /// written before it on the thread.
+    #[test]
+    fn times_are_written_as_display_writes_them() {
+        let times: Vec<jiff::Timestamp> = [
+            "2027-01-15T08:00:00Z",
+            "2027-01-15T08:00:00.5Z",
+            "2026-12-07T15:29:10.123456789Z",
+            "-009999-01-02T01:59:59.999999999Z",
+            "1970-01-01T00:00:00Z",
+        ]
+        .iter()
+        .map(|text| text.parse().unwrap())
+        .collect();
+        for round in 0..2 {
+            for (i, at) in times.iter().enumerate() {
+                // Each time twice in a row (the cached text), then the next.
+                for _ in 0..2 {
+                    let written = serde_json::to_string(&Member::Time(*at)).unwrap();
+                    assert_eq!(written, format!("\"{at}\""), "round {round}, time {i}");
+                    assert_eq!(Member::Time(*at).into_value(), json!(at.to_string()));
+                }
+            }
+        }
+    }
 
     /// Whatever the number of keys, the members are what inserting the same
     /// pairs into a `serde_json::Map` gives: the same order, the same values,
