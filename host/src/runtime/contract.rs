@@ -151,7 +151,7 @@ struct CallExport<S> {
 
 impl<S: CallSignature> CallExport<S> {
     /// The `call` function of the interface `interface` of `pre`'s component.
-    fn find(pre: &InstancePre<CallState>, interface: &str) -> Result<Self, String> {
+    fn find<T>(pre: &InstancePre<T>, interface: &str) -> Result<Self, String> {
         let component = pre.component();
         let index = component
             .get_export_index(None, interface)
@@ -171,9 +171,9 @@ impl<S: CallSignature> CallExport<S> {
     ///
     /// When the instance has no such export, or (until one instance passed the
     /// check) its type is not `S`.
-    fn typed<'a>(
+    fn typed<'a, T>(
         &self,
-        store: &mut Store<CallState>,
+        store: &mut Store<T>,
         instance: &Instance,
     ) -> wasmtime::Result<TypedFunc<S::Params<'a>, S::Return>> {
         if !self.checked.load(Ordering::Acquire) {
@@ -456,5 +456,81 @@ impl Ready {
             })
         };
         run.instrument(guest).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::{EngineSettings, engine};
+    use wasmtime::component::Linker;
+
+    /// A component exporting `toolhost:plugin/tool@0.2.0` whose `call` is
+    /// `func(name: string) -> string`, not the WIT's.
+    const CALL_OF_ANOTHER_TYPE: &str = r#"
+        (component
+          (core module $m
+            (memory (export "memory") 1)
+            (func (export "realloc") (param i32 i32 i32 i32) (result i32) i32.const 8)
+            (func (export "call") (param i32 i32) (result i32) i32.const 16))
+          (core instance $i (instantiate $m))
+          (func $call (param "name" string) (result string)
+            (canon lift (core func $i "call") (memory (core memory $i "memory"))
+              (realloc (core func $i "realloc"))))
+          (instance $tool (export "call" (func $call)))
+          (export "toolhost:plugin/tool@0.2.0" (instance $tool)))
+    "#;
+
+    /// The unchecked path is taken only once an instance passed the check: a
+    /// `call` of another type is refused in every instance, never lifted as a
+    /// `tool-result`.
+    #[tokio::test]
+    async fn a_call_of_another_type_is_refused_in_every_instance() {
+        let engine = engine::build(EngineSettings {
+            pooling: false,
+            ..EngineSettings::default()
+        })
+        .unwrap();
+        let bytes = wat::parse_str(CALL_OF_ANOTHER_TYPE).unwrap();
+        let component = Component::new(&engine, bytes).unwrap();
+        let pre = Linker::<()>::new(&engine)
+            .instantiate_pre(&component)
+            .unwrap();
+        let call = CallExport::<ToolCall>::find(&pre, "toolhost:plugin/tool@0.2.0").unwrap();
+        for instance in 0..3 {
+            let mut store = Store::new(&engine, ());
+            let made = pre.instantiate_async(&mut store).await.unwrap();
+            let Err(error) = call.typed(&mut store, &made) else {
+                panic!("instance {instance}: a call of another type was taken as the tool's");
+            };
+            let error = format!("{error:#}");
+            assert!(
+                error.contains("type mismatch with parameters"),
+                "instance {instance}: {error}"
+            );
+        }
+        assert!(!call.checked.load(Ordering::Acquire));
+    }
+
+    /// An interface without `call` is named in the error.
+    #[test]
+    fn an_interface_without_call_is_refused_by_name() {
+        let engine = engine::build(EngineSettings {
+            pooling: false,
+            ..EngineSettings::default()
+        })
+        .unwrap();
+        let bytes = wat::parse_str(CALL_OF_ANOTHER_TYPE).unwrap();
+        let component = Component::new(&engine, bytes).unwrap();
+        let pre = Linker::<()>::new(&engine)
+            .instantiate_pre(&component)
+            .unwrap();
+        let error = CallExport::<AppCall>::find(&pre, "toolhost:plugin/app@0.2.0")
+            .err()
+            .unwrap();
+        assert_eq!(
+            error,
+            "its export toolhost:plugin/app@0.2.0 has no function `call`"
+        );
     }
 }
