@@ -164,14 +164,20 @@ impl<S: CallSignature> CallExport<S> {
         })
     }
 
-    /// The function in `instance`, an instance of the `InstancePre` given to
-    /// [`CallExport::find`], typed as `S`.
+    /// The function in `instance`, typed as `S`.
     ///
     /// # Errors
     ///
     /// When the instance has no such export, or (until one instance passed the
     /// check) its type is not `S`.
-    fn typed<'a, T>(
+    ///
+    /// # Safety
+    ///
+    /// `instance` is an instance of the `InstancePre` given to
+    /// [`CallExport::find`]: once an instance passed the check, later ones are
+    /// not checked, and only an instance of the same pre-instantiation is known
+    /// to have the same types.
+    unsafe fn typed<'a, T>(
         &self,
         store: &mut Store<T>,
         instance: &Instance,
@@ -185,9 +191,10 @@ impl<S: CallSignature> CallExport<S> {
             .get_func(&mut *store, self.index)
             .ok_or_else(|| wasmtime::format_err!("the instance has no export `call`"))?;
         // SAFETY: the export had the type `S` in an instance of the same
-        // `InstancePre` (checked above), and the component and the linker of an
-        // `InstancePre`, which fix the types of its exports, are the same for
-        // all its instances. `S` is fixed by this value's type.
+        // `InstancePre` (checked above; the caller vouches for `instance`), and
+        // the component and the linker of an `InstancePre`, which fix the types
+        // of its exports, are the same for all its instances. `S` is fixed by
+        // this value's type.
         Ok(unsafe { TypedFunc::new_unchecked(func) })
     }
 }
@@ -444,12 +451,16 @@ impl Ready {
             let params = (tool, arguments.as_str(), context);
             Ok(match &self.call {
                 Call::Tool(call) => {
-                    let call = call.typed(store, &instance)?;
+                    // SAFETY: `instance` is of `self.pre`, the pre-instantiation
+                    // `Ready::new` found the export in.
+                    let call = unsafe { call.typed(store, &instance) }?;
                     let (answer,) = call.call_async(&mut *store, params).await?;
                     Answer::Plugin(Box::new(answer))
                 }
                 Call::App(call) => {
-                    let call = call.typed(store, &instance)?;
+                    // SAFETY: `instance` is of `self.pre`, the pre-instantiation
+                    // `Ready::new` found the export in.
+                    let call = unsafe { call.typed(store, &instance) }?;
                     let (answer,) = call.call_async(&mut *store, params).await?;
                     Answer::App(answer)
                 }
@@ -500,7 +511,8 @@ mod tests {
         for instance in 0..3 {
             let mut store = Store::new(&engine, ());
             let made = pre.instantiate_async(&mut store).await.unwrap();
-            let Err(error) = call.typed(&mut store, &made) else {
+            // SAFETY: `made` is an instance of `pre`, given to `find`.
+            let Err(error) = (unsafe { call.typed(&mut store, &made) }) else {
                 panic!("instance {instance}: a call of another type was taken as the tool's");
             };
             let error = format!("{error:#}");
