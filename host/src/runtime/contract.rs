@@ -492,24 +492,27 @@ mod tests {
           (export "toolhost:plugin/tool@0.2.0" (instance $tool)))
     "#;
 
-    /// The unchecked path is taken only once an instance passed the check: a
-    /// `call` of another type is refused in every instance, never lifted as a
-    /// `tool-result`.
-    #[tokio::test]
-    async fn a_call_of_another_type_is_refused_in_every_instance() {
+    /// The component `wat`, compiled by an engine as the host builds it and
+    /// linked to nothing.
+    fn pre_of(wat: &str) -> InstancePre<()> {
         let engine = engine::build(EngineSettings {
             pooling: false,
             ..EngineSettings::default()
         })
         .unwrap();
-        let bytes = wat::parse_str(CALL_OF_ANOTHER_TYPE).unwrap();
-        let component = Component::new(&engine, bytes).unwrap();
-        let pre = Linker::<()>::new(&engine)
-            .instantiate_pre(&component)
-            .unwrap();
+        let component = Component::new(&engine, wat::parse_str(wat).unwrap()).unwrap();
+        Linker::new(&engine).instantiate_pre(&component).unwrap()
+    }
+
+    /// The unchecked path is taken only once an instance passed the check: a
+    /// `call` of another type is refused in every instance, never lifted as a
+    /// `tool-result`.
+    #[tokio::test]
+    async fn a_call_of_another_type_is_refused_in_every_instance() {
+        let pre = pre_of(CALL_OF_ANOTHER_TYPE);
         let call = CallExport::<ToolCall>::find(&pre, "toolhost:plugin/tool@0.2.0").unwrap();
         for instance in 0..3 {
-            let mut store = Store::new(&engine, ());
+            let mut store = Store::new(pre.engine(), ());
             let made = pre.instantiate_async(&mut store).await.unwrap();
             // SAFETY: `made` is an instance of `pre`, given to `find`.
             let Err(error) = (unsafe { call.typed(&mut store, &made) }) else {
@@ -527,16 +530,7 @@ mod tests {
     /// An interface without `call` is named in the error.
     #[test]
     fn an_interface_without_call_is_refused_by_name() {
-        let engine = engine::build(EngineSettings {
-            pooling: false,
-            ..EngineSettings::default()
-        })
-        .unwrap();
-        let bytes = wat::parse_str(CALL_OF_ANOTHER_TYPE).unwrap();
-        let component = Component::new(&engine, bytes).unwrap();
-        let pre = Linker::<()>::new(&engine)
-            .instantiate_pre(&component)
-            .unwrap();
+        let pre = pre_of(CALL_OF_ANOTHER_TYPE);
         let error = CallExport::<AppCall>::find(&pre, "toolhost:plugin/app@0.2.0")
             .err()
             .unwrap();
