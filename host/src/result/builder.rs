@@ -4,8 +4,8 @@ use jiff::Timestamp;
 use serde_json::Value;
 
 use super::{
-    ContentPart, ErrorCode, Extension, LegacyKeys, Metadata, Outcome, Pagination, StoredLink,
-    ToolResult,
+    ContentPart, ErrorCode, Extension, LegacyKeys, Metadata, Outcome, Pagination, Parts,
+    StoredLink, ToolResult,
 };
 
 /// Builds a [`ToolResult`] part by part.
@@ -34,7 +34,7 @@ pub struct ToolResultBuilder {
 impl ToolResultBuilder {
     pub(super) fn new(outcome: Outcome) -> Self {
         ToolResultBuilder {
-            result: ToolResult {
+            result: ToolResult::from(Parts {
                 outcome,
                 summary: None,
                 content: Vec::new(),
@@ -42,7 +42,7 @@ impl ToolResultBuilder {
                 metadata: Metadata::default(),
                 lease: Default::default(),
                 data_text: Default::default(),
-            },
+            }),
         }
     }
 
@@ -52,9 +52,9 @@ impl ToolResultBuilder {
 
     /// Replaces the data of a success. Has no effect on a failure.
     pub fn data(mut self, data: Option<Value>) -> Self {
-        if let Outcome::Success { data: slot } = &mut self.result.outcome {
+        if let Outcome::Success { data: slot } = &mut self.result.parts.outcome {
             *slot = data;
-            self.result.data_text = Default::default();
+            self.result.parts.data_text = Default::default();
         }
         self
     }
@@ -62,7 +62,7 @@ impl ToolResultBuilder {
     /// Sets the details of a failure (the invalid fields, the missing
     /// privileges). Has no effect on a success.
     pub fn details(mut self, details: Value) -> Self {
-        if let Outcome::Failure(error) = &mut self.result.outcome {
+        if let Outcome::Failure(error) = &mut self.result.parts.outcome {
             error.details = Some(details);
         }
         self
@@ -70,84 +70,84 @@ impl ToolResultBuilder {
 
     /// A short text for the model or a human.
     pub fn summary(mut self, summary: impl Into<String>) -> Self {
-        self.result.summary = Some(summary.into());
+        self.result.parts.summary = Some(summary.into());
         self
     }
 
     /// Appends a content part.
     pub fn part(mut self, part: ContentPart) -> Self {
-        self.result.content.push(part);
+        self.result.parts.content.push(part);
         self
     }
 
     /// Appends several content parts, in order.
     pub fn parts(mut self, parts: impl IntoIterator<Item = ContentPart>) -> Self {
-        self.result.content.extend(parts);
+        self.result.parts.content.extend(parts);
         self
     }
 
     /// Removes every content part.
     pub fn clear_parts(mut self) -> Self {
-        self.result.content.clear();
+        self.result.parts.content.clear();
         self
     }
 
     /// Appends a link to a stored result.
     pub fn stored_link(mut self, link: StoredLink) -> Self {
-        self.result.stored_links.push(link);
+        self.result.parts.stored_links.push(link);
         self
     }
 
     /// Replaces the whole metadata.
     pub fn metadata(mut self, metadata: Metadata) -> Self {
-        self.result.metadata = metadata;
+        self.result.parts.metadata = metadata;
         self
     }
 
     pub fn pagination(mut self, pagination: Pagination) -> Self {
-        self.result.metadata.pagination = Some(pagination);
+        self.result.parts.metadata.pagination = Some(pagination);
         self
     }
 
     pub fn dry_run(mut self, dry_run: bool) -> Self {
-        self.result.metadata.dry_run = Some(dry_run);
+        self.result.parts.metadata.dry_run = Some(dry_run);
         self
     }
 
     pub fn response_size(mut self, bytes: u64) -> Self {
-        self.result.metadata.response_size = Some(bytes);
+        self.result.parts.metadata.response_size = Some(bytes);
         self
     }
 
     pub fn query(mut self, query: Value) -> Self {
-        self.result.metadata.query = Some(query);
+        self.result.parts.metadata.query = Some(query);
         self
     }
 
     pub fn generated_at(mut self, at: Timestamp) -> Self {
-        self.result.metadata.generated_at = Some(at);
+        self.result.parts.metadata.generated_at = Some(at);
         self
     }
 
     pub fn expires_at(mut self, at: Timestamp) -> Self {
-        self.result.metadata.expires_at = Some(at);
+        self.result.parts.metadata.expires_at = Some(at);
         self
     }
 
     pub fn duration_ms(mut self, ms: f64) -> Self {
-        self.result.metadata.duration_ms = Some(ms);
+        self.result.parts.metadata.duration_ms = Some(ms);
         self
     }
 
     /// Adds an extension value (already validated by [`Extension::new`]).
     pub fn extension(mut self, extension: Extension) -> Self {
-        self.result.metadata.extensions.push(extension);
+        self.result.parts.metadata.extensions.push(extension);
         self
     }
 
     /// Keys of a legacy envelope that have no typed field.
     pub fn legacy_keys(mut self, keys: LegacyKeys) -> Self {
-        self.result.metadata.legacy = keys;
+        self.result.parts.metadata.legacy = keys;
         self
     }
 

@@ -34,8 +34,20 @@ use serde_json::Value;
 /// The complete answer of a tool call. Build one with [`ToolResult::success`] or
 /// [`ToolResult::failure`]; it cannot be changed afterwards, only rebuilt with
 /// [`ToolResult::to_builder`].
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Its parts sit behind one pointer: a result is handed on by value through
+/// every layer of a call (the runtime, the catalog, the edge, each `async`
+/// step), and inline each hand-over copied all of it, over 600 bytes, about
+/// twenty times a call (issue #17). Boxed, a hand-over copies a pointer, for
+/// one allocation a result.
+#[derive(Clone, PartialEq)]
 pub struct ToolResult {
+    parts: Box<Parts>,
+}
+
+/// What a [`ToolResult`] holds.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Parts {
     pub(crate) outcome: Outcome,
     pub(crate) summary: Option<String>,
     pub(crate) content: Vec<ContentPart>,
@@ -46,6 +58,27 @@ pub struct ToolResult {
     pub(crate) lease: Lease,
     /// How much JSON text the data was read from; not part of its meaning.
     pub(crate) data_text: DataText,
+}
+
+impl From<Parts> for ToolResult {
+    fn from(parts: Parts) -> Self {
+        ToolResult {
+            parts: Box::new(parts),
+        }
+    }
+}
+
+impl std::fmt::Debug for ToolResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts = &*self.parts;
+        f.debug_struct("ToolResult")
+            .field("outcome", &parts.outcome)
+            .field("summary", &parts.summary)
+            .field("content", &parts.content)
+            .field("stored_links", &parts.stored_links)
+            .field("metadata", &parts.metadata)
+            .finish_non_exhaustive()
+    }
 }
 
 /// At most how many bytes of JSON text a result's data was read from, when it
@@ -126,7 +159,7 @@ impl ToolResult {
     pub fn success_from_json(text: &str) -> serde_json::Result<ToolResultBuilder> {
         let data = serde_json::from_str(text)?;
         let mut builder = ToolResultBuilder::new(Outcome::Success { data: Some(data) });
-        builder.result.data_text = DataText::read_from(text.len());
+        builder.result.parts.data_text = DataText::read_from(text.len());
         Ok(builder)
     }
 
@@ -151,7 +184,7 @@ impl ToolResult {
 
     /// This result holding `lease` (a share of a host-wide budget) while it lives.
     pub fn with_lease(mut self, lease: Lease) -> Self {
-        self.lease = lease;
+        self.parts.lease = lease;
         self
     }
 
@@ -160,7 +193,7 @@ impl ToolResult {
     /// beside the link to the stored whole; the payload, often most of the
     /// result, is not copied.
     pub fn to_builder_without_payload(&self) -> ToolResultBuilder {
-        let outcome = match &self.outcome {
+        let outcome = match &self.parts.outcome {
             Outcome::Success { .. } => Outcome::Success { data: None },
             Outcome::Failure(error) => Outcome::Failure(ToolError {
                 code: error.code,
@@ -168,28 +201,28 @@ impl ToolResult {
                 details: None,
             }),
         };
-        ToolResultBuilder::from_result(ToolResult {
+        ToolResultBuilder::from_result(ToolResult::from(Parts {
             outcome,
-            summary: self.summary.clone(),
-            content: self.content.clone(),
-            stored_links: self.stored_links.clone(),
-            metadata: self.metadata.clone(),
-            lease: self.lease.clone(),
+            summary: self.parts.summary.clone(),
+            content: self.parts.content.clone(),
+            stored_links: self.parts.stored_links.clone(),
+            metadata: self.parts.metadata.clone(),
+            lease: self.parts.lease.clone(),
             data_text: DataText::default(),
-        })
+        }))
     }
 
     pub fn outcome(&self) -> &Outcome {
-        &self.outcome
+        &self.parts.outcome
     }
 
     pub fn is_failure(&self) -> bool {
-        matches!(self.outcome, Outcome::Failure(_))
+        matches!(self.parts.outcome, Outcome::Failure(_))
     }
 
     /// The data of a success, if it has any.
     pub fn data(&self) -> Option<&Value> {
-        match &self.outcome {
+        match &self.parts.outcome {
             Outcome::Success { data } => data.as_ref(),
             Outcome::Failure(_) => None,
         }
@@ -198,8 +231,8 @@ impl ToolResult {
     /// The data of a success, moved out (the result is left without data): for
     /// a renderer that owns the result and need not copy its largest part.
     pub fn take_data(&mut self) -> Option<Value> {
-        self.data_text = DataText::default();
-        match &mut self.outcome {
+        self.parts.data_text = DataText::default();
+        match &mut self.parts.outcome {
             Outcome::Success { data } => data.take(),
             Outcome::Failure(_) => None,
         }
@@ -209,14 +242,14 @@ impl ToolResult {
     /// result was read from text ([`ToolResult::success_from_json`], a guest's
     /// or an app's answer); `None` for data built as a value.
     pub fn data_text_bytes(&self) -> Option<usize> {
-        self.data_text.bytes
+        self.parts.data_text.bytes
     }
 
     /// This result, its data (if it has any) read from at most `bytes` bytes of
     /// JSON text: for a decoder that read the whole result from that text.
     pub(crate) fn data_read_from(mut self, bytes: usize) -> Self {
         if self.data().is_some() {
-            self.data_text = DataText::read_from(bytes);
+            self.parts.data_text = DataText::read_from(bytes);
         }
         self
     }
@@ -224,7 +257,7 @@ impl ToolResult {
     /// The error of a failure, to change (the runtime names what its policy
     /// denied in a failure that followed).
     pub fn error_mut(&mut self) -> Option<&mut ToolError> {
-        match &mut self.outcome {
+        match &mut self.parts.outcome {
             Outcome::Success { .. } => None,
             Outcome::Failure(error) => Some(error),
         }
@@ -232,7 +265,7 @@ impl ToolResult {
 
     /// The error of a failure, taken out of the result.
     pub fn into_error(self) -> Option<ToolError> {
-        match self.outcome {
+        match self.parts.outcome {
             Outcome::Success { .. } => None,
             Outcome::Failure(error) => Some(error),
         }
@@ -240,26 +273,26 @@ impl ToolResult {
 
     /// The error of a failure.
     pub fn error(&self) -> Option<&ToolError> {
-        match &self.outcome {
+        match &self.parts.outcome {
             Outcome::Success { .. } => None,
             Outcome::Failure(error) => Some(error),
         }
     }
 
     pub fn summary(&self) -> Option<&str> {
-        self.summary.as_deref()
+        self.parts.summary.as_deref()
     }
 
     pub fn content(&self) -> &[ContentPart] {
-        &self.content
+        &self.parts.content
     }
 
     pub fn stored_links(&self) -> &[StoredLink] {
-        &self.stored_links
+        &self.parts.stored_links
     }
 
     pub fn metadata(&self) -> &Metadata {
-        &self.metadata
+        &self.parts.metadata
     }
 }
 
@@ -458,6 +491,14 @@ impl LegacyKeys {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Every layer of a call hands its result on by value: that must copy a
+    /// pointer, not the parts (P1, issue #17).
+    #[test]
+    fn a_result_is_handed_on_as_one_pointer() {
+        assert_eq!(size_of::<ToolResult>(), size_of::<usize>());
+        assert_eq!(size_of::<Option<ToolResult>>(), size_of::<usize>());
+    }
 
     /// The length of the data's text goes with the data: kept by a rebuilt
     /// result, forgotten when the data is replaced or taken, never compared.

@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use super::bindings::wit_types;
 use crate::result::{
-    ContentPart, DataText, ErrorCode, Extension, Metadata, Outcome, Pagination, ResourceBody,
-    ResourceLink, StoredLink, ToolError, ToolResult,
+    ContentPart, DataText, ErrorCode, Extension, Metadata, Outcome, Pagination, Parts,
+    ResourceBody, ResourceLink, StoredLink, ToolError, ToolResult,
 };
 
 /// A guest returned a result that breaks the contract.
@@ -74,7 +74,7 @@ impl TryFrom<wit_types::ToolResult> for ToolResult {
                 })
             })
             .collect::<Result<_, MalformedResult>>()?;
-        Ok(ToolResult {
+        Ok(ToolResult::from(Parts {
             outcome,
             summary: wit.summary,
             content: wit.content.into_iter().map(ContentPart::from).collect(),
@@ -82,7 +82,7 @@ impl TryFrom<wit_types::ToolResult> for ToolResult {
             metadata: metadata(wit.metadata)?,
             lease: Default::default(),
             data_text,
-        })
+        }))
     }
 }
 
