@@ -408,8 +408,24 @@ pub struct ServerInfo<'a> {
 }
 
 impl<'a> ServerInfo<'a> {
+    /// This server as the JSON object a typed `_meta` holds. A process names
+    /// the same server in every result, so the object is built once per thread
+    /// and copied: a copy neither hashes its keys nor builds its members.
     pub(crate) fn to_value(self) -> Value {
-        Value::Object(self.members().into_map())
+        use std::cell::RefCell;
+        thread_local! {
+            static LAST: RefCell<Option<(String, String, Value)>> = const { RefCell::new(None) };
+        }
+        LAST.with_borrow_mut(|last| match last {
+            Some((name, version, value)) if name == self.name && version == self.version => {
+                value.clone()
+            }
+            _ => {
+                let value = Value::Object(self.members().into_map());
+                *last = Some((self.name.to_owned(), self.version.to_owned(), value.clone()));
+                value
+            }
+        })
     }
 
     fn members(self) -> Members<'a> {
@@ -531,6 +547,36 @@ pub fn stored_contents(
 mod tests {
     use super::*;
     use crate::result::ErrorCode;
+
+    /// The object kept per thread is the server asked for, whichever server
+    /// was asked for before it.
+    #[test]
+    fn server_info_is_the_server_asked_for() {
+        let servers = [
+            ServerInfo {
+                name: "toolhost",
+                version: "1.0.0",
+            },
+            ServerInfo {
+                name: "toolhost",
+                version: "1.0.1",
+            },
+            ServerInfo {
+                name: "other",
+                version: "1.0.1",
+            },
+        ];
+        for _ in 0..2 {
+            for server in servers {
+                for _ in 0..2 {
+                    assert_eq!(
+                        server.to_value(),
+                        json!({"name": server.name, "version": server.version})
+                    );
+                }
+            }
+        }
+    }
 
     /// The text an edge sends is what rmcp writes for the typed rendering, byte
     /// for byte, for results of awkward strings, in every revision and mode,
