@@ -6,16 +6,19 @@
 //!   handler makes it: arguments validated against the input schema, a fresh
 //!   store and instance, the call, the output checked and the result rendered for
 //!   MCP 2026-07-28 (compat).
-//! - `call/toolhost/pooling-stdio`: the same call rendered as over stdio, where
-//!   the mapper writes the result's JSON text itself (`mcp_as_text`).
+//! - `call/toolhost/pooling-text`: the same call rendered as it goes out over
+//!   stdio and over Streamable HTTP without a session (2026-07-28), where the
+//!   mapper writes the result's JSON text itself (`mcp_as_text`). `pooling`
+//!   renders rmcp's typed result, as it goes out in an HTTP session.
 //! - `call/floor`: the floor under it: wasmtime alone instantiating the same
 //!   component in the same engine (the pooling one toolhost builds) and calling
 //!   `add` through the same bindings, with an empty WASI context.
 //! - `render/<size>/<target>`: the mapper alone, for every target, to the bytes
-//!   a client receives over Streamable HTTP (for MCP, rmcp's typed result
-//!   serialized as rmcp does).
-//! - `render-stdio/<size>/<target>`: the same for every MCP target over stdio,
-//!   where the mapper writes the result's JSON text itself, in one pass.
+//!   a client receives over Streamable HTTP in a session (for MCP, rmcp's typed
+//!   result serialized as rmcp does).
+//! - `render-text/<size>/<target>`: the same for every MCP target over stdio
+//!   and over Streamable HTTP without a session, where the mapper writes the
+//!   result's JSON text itself, in one pass.
 //! - `offload/sqlite/1MB`: a 1 MB result over the limit, stored in SQLite and
 //!   rendered as a link.
 //! - `http/*` (issue #13, measured side by side in rounds, not by criterion:
@@ -74,7 +77,7 @@ fn calls(c: &mut Criterion) {
         b.to_async(&rt)
             .iter(|| toolhost_call(&pooling, &args, false))
     });
-    group.bench_function("toolhost/pooling-stdio", |b| {
+    group.bench_function("toolhost/pooling-text", |b| {
         b.to_async(&rt)
             .iter(|| toolhost_call(&pooling, &args, true))
     });
@@ -156,11 +159,11 @@ fn render(c: &mut Criterion) {
         }
         group.finish();
 
-        // Over stdio the mapper writes the text itself, from the borrowed result
-        // (the edge gives the result away, but nothing of it moves into the
-        // text: it is dropped after the rendering, as the borrowing rows above
-        // leave it out).
-        let mut group = c.benchmark_group(format!("render-stdio/{label}"));
+        // Over stdio and over HTTP without a session the mapper writes the
+        // text itself, from the borrowed result (the edge gives the result
+        // away, but nothing of it moves into the text: it is dropped after the
+        // rendering, as the borrowing rows above leave it out).
+        let mut group = c.benchmark_group(format!("render-text/{label}"));
         if bytes > 100_000 {
             group.sample_size(10);
         }

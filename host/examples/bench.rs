@@ -299,13 +299,13 @@ fn mib(kib: u64) -> String {
     format!("{:.1} MiB", kib as f64 / 1024.0)
 }
 
-/// P1's rows from one build's criterion estimates `est`: its typed path and its
-/// stdio path (labelled `what`), each against the floor of the same build.
+/// P1's rows from one build's criterion estimates `est`: its text path and its
+/// typed path (labelled `what`), each against the floor of the same build.
 fn p1_rows(table: &mut Table, est: &BTreeMap<String, f64>, what: [&str; 2]) {
     let Some(floor) = est.get("call/floor") else {
         return;
     };
-    let calls = ["call/toolhost/pooling", "call/toolhost/pooling-stdio"];
+    let calls = ["call/toolhost/pooling-text", "call/toolhost/pooling"];
     for (what, id) in what.into_iter().zip(calls) {
         let Some(call) = est.get(id) else { continue };
         let ratio = call / floor;
@@ -496,14 +496,15 @@ fn main() {
     if get("call/floor").is_some()
         && let Some(pooling) = get("call/toolhost/pooling")
     {
-        // P1 over each edge: the typed result rmcp serializes (HTTP), and the
-        // text the mapper writes (stdio).
+        // P1 over each edge: the text the mapper writes (stdio, and HTTP
+        // without a session: every 2026-07-28 call), and the typed result rmcp
+        // serializes (HTTP in a session).
         p1_rows(
             &mut table,
             &est,
             [
-                "P1 one call in process (validate, fresh instance, call, render) vs raw wasmtime floor",
-                "P1 over stdio: the same call with the result's text written by the mapper (the stdio edge's path)",
+                "P1 one call in process (validate, fresh instance, call, render) vs raw wasmtime floor: the result's text written by the mapper, as it goes out over stdio and HTTP without a session",
+                "P1 typed: the same call rendered as rmcp's typed result, as it goes out over HTTP in a session (2025-03-26 to 2025-11-25)",
             ],
         );
         // The same two rows from criterion's benchmark built profile-guided by
@@ -514,7 +515,7 @@ fn main() {
                 &pgo_est,
                 [
                     "P1 profile-guided (`make pgo-bench`: trained on this loop, floor and toolhost alike)",
-                    "P1 over stdio, profile-guided (`make pgo-bench`)",
+                    "P1 typed, profile-guided (`make pgo-bench`)",
                 ],
             );
         }
@@ -526,13 +527,10 @@ fn main() {
                 Ok(counts) => {
                     for (what, call) in [
                         (
-                            "P1 by instruction count (callgrind): the typed call vs the floor",
-                            counts.typed,
+                            "P1 by instruction count (callgrind): the call vs the floor",
+                            counts.text,
                         ),
-                        (
-                            "P1 over stdio by instruction count (callgrind)",
-                            counts.stdio,
-                        ),
+                        ("P1 typed by instruction count (callgrind)", counts.typed),
                     ] {
                         let ratio = call / counts.floor;
                         table.row(
@@ -561,11 +559,15 @@ fn main() {
         ));
     }
     // P3: each renderer to the bytes a client receives, beside the floor (the data
-    // alone written once by serde_json), over Streamable HTTP (rmcp serializes
-    // the typed result) and over stdio (the mapper writes the text). The 24 KB
+    // alone written once by serde_json), as text (stdio, and Streamable HTTP
+    // without a session: the mapper writes the text) and typed (Streamable HTTP
+    // in a session: rmcp serializes the typed result). The 24 KB
     // goal holds for the revisions without structured content; the others carry
     // the data twice (structured content and text) and are shown as they are.
-    let edges = [("render", "over HTTP"), ("render-stdio", "over stdio")];
+    let edges = [
+        ("render-text", "as text (stdio; HTTP without a session)"),
+        ("render", "typed for MCP (HTTP in a session)"),
+    ];
     for (size, (group_name, edge)) in ["1KB", "24KB", "1MB"]
         .into_iter()
         .flat_map(|size| edges.map(|edge| (size, edge)))

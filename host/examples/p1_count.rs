@@ -1,4 +1,4 @@
-//! P1 counted: `p1_count <floor|typed|stdio> <calls>` makes that many calls of
+//! P1 counted: `p1_count <floor|text|typed> <calls>` makes that many calls of
 //! one of P1's paths in one process, for `valgrind --tool=callgrind`, which
 //! counts the instructions whatever else the machine is doing. Two runs with
 //! different numbers of calls, subtracted, give the instructions of one call
@@ -7,10 +7,11 @@
 //!
 //! - `floor`: wasmtime alone instantiating calc and calling `add`, as
 //!   criterion's `call/floor`;
-//! - `typed`: toolhost's call rendered as the typed result rmcp serializes
-//!   (Streamable HTTP), as `call/toolhost/pooling`;
-//! - `stdio`: the same call with the result's text written by the mapper, as
-//!   `call/toolhost/pooling-stdio`.
+//! - `text`: toolhost's call with the result's text written by the mapper, as
+//!   a 2026-07-28 result goes out over stdio and over Streamable HTTP without a
+//!   session; as `call/toolhost/pooling-text`;
+//! - `typed`: the same call rendered as the typed result rmcp serializes
+//!   (Streamable HTTP in a session), as `call/toolhost/pooling`.
 //!
 //! valgrind cannot reserve the address space of the default instance pool (4 GiB
 //! a memory slot, 512 slots), so the pool here holds two instances: the floor
@@ -31,7 +32,7 @@ const POOL_INSTANCES: u32 = 4;
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (path, calls) = match args.as_slice() {
-        [path, calls] if ["floor", "typed", "stdio"].contains(&path.as_str()) => {
+        [path, calls] if ["floor", "text", "typed"].contains(&path.as_str()) => {
             match calls.parse::<usize>() {
                 Ok(calls) => (path.clone(), calls),
                 Err(_) => return usage(),
@@ -54,8 +55,8 @@ fn main() -> ExitCode {
                 "floor" => floor::floor_call(&pre, "add", r#"{"a":2,"b":3}"#)
                     .await
                     .len(),
-                "typed" => p1::toolhost_call(&host, &arguments, false).await.len(),
-                _ => p1::toolhost_call(&host, &arguments, true).await.len(),
+                "text" => p1::toolhost_call(&host, &arguments, true).await.len(),
+                _ => p1::toolhost_call(&host, &arguments, false).await.len(),
             }
         });
     }
@@ -64,6 +65,6 @@ fn main() -> ExitCode {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: p1_count <floor|typed|stdio> <calls>");
+    eprintln!("usage: p1_count <floor|text|typed> <calls>");
     ExitCode::from(2)
 }

@@ -85,9 +85,10 @@ pub async fn host_of(toml: &str, pool_instances: u32) -> Host {
     }
 }
 
-/// One call as the MCP handler makes it, rendered for the edge: over
-/// Streamable HTTP the typed result that rmcp serializes (`as_text` false),
-/// over stdio the text the mapper writes (`as_text` true).
+/// One call as the MCP handler makes it, rendered for the edge: over stdio and
+/// over Streamable HTTP without a session the text the mapper writes (`as_text`
+/// true), over HTTP in a session the typed result that rmcp serializes
+/// (`as_text` false).
 ///
 /// # Panics
 ///

@@ -5,7 +5,8 @@
 //! rate-limit buckets ([`super::limits`]; over the limit, `429 Too Many
 //! Requests` with `Retry-After`), counts them in flight until their response
 //! has been sent ([`super::drain`]), and for a single call in a handshake-era
-//! session opens the call's outlet ([`super::call_stream`]).
+//! session opens the call's outlet ([`super::call_stream`]), for a single call
+//! without a session the slot of its result's text ([`super::carried`]).
 
 use std::sync::Arc;
 
@@ -17,6 +18,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::Server;
 use super::call_stream::{self, CallOutlet};
+use super::carried::{self, TextSlot};
 use super::limits::{self, RATE_LIMITED, Refusal};
 use super::oauth::Rejection;
 use super::sessions::SESSION_HEADER;
@@ -147,7 +149,7 @@ fn too_many(id: serde_json::Value, refusal: &Refusal) -> Response {
 /// The calls guard: refuses everything once a drain has started; for a POST
 /// carrying `tools/call`s, spends their rate-limit buckets and counts them in
 /// flight until the response body has been sent (or dropped); opens a
-/// session call's outlet.
+/// session call's outlet, or a stateless call's text slot.
 pub(super) async fn calls(State(calls): State<Calls>, request: Request, next: Next) -> Response {
     let server = &calls.server;
     if server.drain.started() {
@@ -171,9 +173,12 @@ pub(super) async fn calls(State(calls): State<Calls>, request: Request, next: Ne
         .collect();
     // One call in a handshake-era session: what it sends before its result
     // goes on its own response stream (see `call_stream`).
-    let outlet =
-        (called.len() == 1 && parts.headers.contains_key(SESSION_HEADER) && !is_batch(&bytes))
-            .then(CallOutlet::open);
+    let one_call = called.len() == 1 && !is_batch(&bytes);
+    let in_session = parts.headers.contains_key(SESSION_HEADER);
+    let outlet = (one_call && in_session).then(CallOutlet::open);
+    // One call without a session: its result may go out as the text the
+    // mapper wrote (see `carried`).
+    let slot = (one_call && !in_session).then(TextSlot::open);
     let mut request = Request::from_parts(parts, Body::from(bytes));
     if !augmented.is_empty() {
         request.extensions_mut().insert(Augmented(augmented));
@@ -197,12 +202,16 @@ pub(super) async fn calls(State(calls): State<Calls>, request: Request, next: Ne
     let Some(in_flight) = server.drain.admit() else {
         return shutting_down();
     };
-    let response = match outlet {
-        Some((outlet, inlet)) => {
+    let response = match (outlet, slot) {
+        (Some((outlet, inlet)), _) => {
             request.extensions_mut().insert(outlet);
             call_stream::splice(next.run(request).await, inlet)
         }
-        None => next.run(request).await,
+        (None, Some(slot)) => {
+            request.extensions_mut().insert(slot.clone());
+            carried::splice(next.run(request).await, slot)
+        }
+        (None, None) => next.run(request).await,
     };
     let (parts, body) = response.into_parts();
     // The body holds the guard: the call counts until its answer is sent.

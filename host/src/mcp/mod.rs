@@ -11,6 +11,7 @@ pub mod audit;
 mod auth;
 pub mod call_stream;
 mod calls_guard;
+mod carried;
 pub mod drain;
 mod events;
 pub mod handler;

@@ -16,6 +16,7 @@ use tracing::Instrument as _;
 
 use super::asking::Subject;
 use super::call_stream::CallOutlet;
+use super::carried::TextSlot;
 use super::drain::CallGuard;
 use super::events;
 use super::handler::{SERVER, Session, Transport, output_mode, parts, revision};
@@ -114,6 +115,19 @@ fn check_client_capabilities(
     let required = serde_json::from_value(Value::Object(missing))
         .map_err(|e| ErrorData::internal_error(format!("unknown client capability: {e}"), None))?;
     Err(ErrorData::missing_required_client_capability(required))
+}
+
+/// A call's result as the handler has it: rmcp's typed result, or the JSON
+/// text an edge sends in its place.
+pub(super) enum Rendered {
+    Typed(rmcp::model::CallToolResult),
+    Text(String),
+}
+
+/// The edge that sends a result's text in place of a placeholder.
+enum Carrier {
+    Stdio,
+    Http(TextSlot),
 }
 
 /// What the audit log and the metrics learn of a `tools/call` as it is served.
@@ -291,27 +305,50 @@ impl Session {
 
         let principal = caller.principal.as_deref();
         let schema = tool.descriptor.output_schema.as_ref();
-        // On stdio the answer to this `tools/call` goes out as the text the
-        // mapper writes (see `stdio`); a 2025-11-25 task's (`asked`) is wrapped
-        // by the handler first, so it stays typed.
-        let as_text = self.transport == Transport::Stdio && asked.is_none();
-        self.render_call(
-            name,
-            schema,
-            result,
-            (revision, mode, as_text),
-            request_id,
-            principal,
-        )
-        .await
-        .map(Into::into)
-        .inspect_err(|_| facts.outcome = "internal_error")
+        // The answer to this `tools/call` goes out as the text the mapper
+        // writes on stdio (see `stdio`) and over HTTP without a session (see
+        // `carried`); a 2025-11-25 task's (`asked`) is wrapped by the handler
+        // first, so it stays typed.
+        let carrier = match self.transport {
+            _ if asked.is_some() => None,
+            Transport::Stdio => Some(Carrier::Stdio),
+            Transport::Http => parts(context)
+                .and_then(|p| p.extensions.get::<TextSlot>())
+                .filter(|_| revision.is_stateless())
+                .map(|slot| Carrier::Http(slot.clone())),
+        };
+        let rendered = self
+            .render_call(
+                name,
+                schema,
+                result,
+                (revision, mode, carrier.is_some()),
+                request_id,
+                principal,
+            )
+            .await;
+        rendered
+            .and_then(|rendered| match (rendered, carrier) {
+                (Rendered::Text(text), Some(Carrier::Stdio)) => Ok(stdio::carrying(text)),
+                (Rendered::Text(text), Some(Carrier::Http(slot))) => {
+                    slot.carry(text).ok_or_else(|| {
+                        ErrorData::internal_error("one HTTP request carried two results", None)
+                    })
+                }
+                (Rendered::Typed(typed), None) => Ok(typed),
+                _ => Err(ErrorData::internal_error(
+                    "the mapper rendered the result for another edge",
+                    None,
+                )),
+            })
+            .map(Into::into)
+            .inspect_err(|_| facts.outcome = "internal_error")
     }
 
     /// The mapper's rendering of the result of a call of the tool `name`
-    /// (whose output schema is `schema`) for an MCP revision in a mode; with
-    /// `as_text`, the JSON text in a placeholder only [`stdio`]'s transport
-    /// sends ([`stdio::carrying`]).
+    /// (whose output schema is `schema`) for an MCP revision in a mode: with
+    /// `as_text`, the JSON text the edge sends in its place ([`stdio`],
+    /// [`super::carried`]); else rmcp's typed result.
     ///
     /// # Errors
     ///
@@ -324,7 +361,7 @@ impl Session {
         (revision, mode, as_text): (crate::render::Revision, crate::render::OutputMode, bool),
         request_id: &str,
         principal: Option<&str>,
-    ) -> Result<rmcp::model::CallToolResult, ErrorData> {
+    ) -> Result<Rendered, ErrorData> {
         let mut render = RenderContext::new(name, jiff::Timestamp::now());
         render.output_schema = schema;
         render.request_id = request_id;
@@ -346,8 +383,8 @@ impl Session {
             span.record("toolhost.offloaded", rendered.offloaded);
         }
         match rendered.rendering {
-            Rendering::Mcp(wire) if !as_text => Ok(*wire),
-            Rendering::Json(text) if as_text => Ok(stdio::carrying(text)),
+            Rendering::Mcp(wire) if !as_text => Ok(Rendered::Typed(*wire)),
+            Rendering::Json(text) if as_text => Ok(Rendered::Text(text)),
             _ => Err(ErrorData::internal_error(
                 "the mapper rendered no MCP result for an MCP target",
                 None,

@@ -51,6 +51,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 use super::asking::{Asking, Subject};
 use super::drain::CallGuard;
 use super::handler::Session;
+use super::tools_call::Rendered;
 use crate::catalog::Caller;
 use crate::render::{OutputMode, Revision};
 use crate::runtime::Called;
@@ -459,6 +460,13 @@ impl Session {
                 principal,
             )
             .await;
+        let rendered = rendered.and_then(|rendered| match rendered {
+            Rendered::Typed(result) => Ok(result),
+            Rendered::Text(_) => Err(ErrorData::internal_error(
+                "a task's result was rendered as text",
+                None,
+            )),
+        });
         match rendered {
             Ok(result) if handshake && result.is_error == Some(true) => {
                 (TaskStatus::Failed, Some(text(&result)), resume)
