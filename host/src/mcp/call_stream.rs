@@ -68,12 +68,7 @@ impl CallOutlet {
 /// SSE stream; any other answer (an error, a JSON body) is returned as it is,
 /// and the outlet closes.
 pub fn splice(response: Response, inlet: CallInlet) -> Response {
-    let is_stream = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| value.starts_with("text/event-stream"));
-    if !is_stream {
+    if !is_event_stream(&response) {
         return response;
     }
     let (parts, body) = response.into_parts();
@@ -84,6 +79,16 @@ pub fn splice(response: Response, inlet: CallInlet) -> Response {
         held: None,
     };
     Response::from_parts(parts, Body::new(spliced))
+}
+
+/// Whether `response` is an SSE stream (rmcp's answer to a call), not a JSON
+/// body or an error.
+pub(super) fn is_event_stream(response: &Response) -> bool {
+    response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("text/event-stream"))
 }
 
 /// An SSE body with an outlet's events between its own.

@@ -32,12 +32,13 @@ use std::sync::{Arc, LazyLock, OnceLock};
 use std::task::{Context, Poll, ready};
 
 use axum::body::Body;
-use axum::http::header;
 use axum::response::Response;
 use bytes::Bytes;
 use http_body::{Body as HttpBody, Frame};
 use rmcp::model::{CallToolResult, MetaObject};
 use serde_json::{Map, Value};
+
+use super::call_stream::is_event_stream;
 
 /// The `_meta` key of a placeholder; its value names the slot's text.
 const CARRIED: &str = "toolhost.internal/carried";
@@ -100,12 +101,7 @@ impl TextSlot {
 /// SSE stream (the answer to a stateless call). Any other answer (an error, a
 /// refusal) carries no placeholder and is returned as it is.
 pub fn splice(response: Response, slot: TextSlot) -> Response {
-    let is_stream = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| value.starts_with("text/event-stream"));
-    if !is_stream {
+    if !is_event_stream(&response) {
         return response;
     }
     let (parts, body) = response.into_parts();
@@ -193,6 +189,7 @@ impl HttpBody for Spliced {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::header;
     use http_body_util::BodyExt as _;
 
     /// An SSE answer whose events are the frames of `events`, each written as
@@ -273,10 +270,17 @@ mod tests {
             .body(Body::from("{\"error\":1}"))
             .unwrap();
         assert_eq!(text(splice(json, slot)).await, "{\"error\":1}");
-        let empty = TextSlot::open();
         let events = vec!["data: {\"result\":{}}\n\n".to_owned()];
+        let empty = TextSlot::open();
         assert_eq!(
             text(splice(sse(events.clone()), empty)).await,
+            events.concat()
+        );
+        // A text whose placeholder never shows up (logged): the body as it is.
+        let lost = TextSlot::open();
+        lost.carry("{}".to_owned()).unwrap();
+        assert_eq!(
+            text(splice(sse(events.clone()), lost)).await,
             events.concat()
         );
     }
