@@ -117,15 +117,8 @@ fn check_client_capabilities(
     Err(ErrorData::missing_required_client_capability(required))
 }
 
-/// A call's result as the handler has it: rmcp's typed result, or the JSON
-/// text an edge sends in its place.
-pub(super) enum Rendered {
-    Typed(rmcp::model::CallToolResult),
-    Text(String),
-}
-
 /// The edge that sends a result's text in place of a placeholder.
-enum Carrier {
+pub(super) enum Carrier {
     Stdio,
     Http(TextSlot),
 }
@@ -317,38 +310,23 @@ impl Session {
                 .filter(|_| revision.is_stateless())
                 .map(|slot| Carrier::Http(slot.clone())),
         };
-        let rendered = self
-            .render_call(
-                name,
-                schema,
-                result,
-                (revision, mode, carrier.is_some()),
-                request_id,
-                principal,
-            )
-            .await;
-        rendered
-            .and_then(|rendered| match (rendered, carrier) {
-                (Rendered::Text(text), Some(Carrier::Stdio)) => Ok(stdio::carrying(text)),
-                (Rendered::Text(text), Some(Carrier::Http(slot))) => {
-                    slot.carry(text).ok_or_else(|| {
-                        ErrorData::internal_error("one HTTP request carried two results", None)
-                    })
-                }
-                (Rendered::Typed(typed), None) => Ok(typed),
-                _ => Err(ErrorData::internal_error(
-                    "the mapper rendered the result for another edge",
-                    None,
-                )),
-            })
-            .map(Into::into)
-            .inspect_err(|_| facts.outcome = "internal_error")
+        self.render_call(
+            name,
+            schema,
+            result,
+            (revision, mode, carrier),
+            request_id,
+            principal,
+        )
+        .await
+        .map(Into::into)
+        .inspect_err(|_| facts.outcome = "internal_error")
     }
 
     /// The mapper's rendering of the result of a call of the tool `name`
-    /// (whose output schema is `schema`) for an MCP revision in a mode: with
-    /// `as_text`, the JSON text the edge sends in its place ([`stdio`],
-    /// [`super::carried`]); else rmcp's typed result.
+    /// (whose output schema is `schema`) for an MCP revision in a mode: with a
+    /// `carrier`, the JSON text in a placeholder that edge replaces with it
+    /// ([`stdio::carrying`], [`TextSlot::carry`]); else rmcp's typed result.
     ///
     /// # Errors
     ///
@@ -358,16 +336,20 @@ impl Session {
         name: &str,
         schema: Option<&Value>,
         result: crate::result::ToolResult,
-        (revision, mode, as_text): (crate::render::Revision, crate::render::OutputMode, bool),
+        (revision, mode, carrier): (
+            crate::render::Revision,
+            crate::render::OutputMode,
+            Option<Carrier>,
+        ),
         request_id: &str,
         principal: Option<&str>,
-    ) -> Result<Rendered, ErrorData> {
+    ) -> Result<rmcp::model::CallToolResult, ErrorData> {
         let mut render = RenderContext::new(name, jiff::Timestamp::now());
         render.output_schema = schema;
         render.request_id = request_id;
         render.principal = principal;
         render.server = Some(SERVER);
-        render.mcp_as_text = as_text;
+        render.mcp_as_text = carrier.is_some();
         let target = Target::Mcp { revision, mode };
         let rendered = self
             .server
@@ -382,9 +364,14 @@ impl Session {
             span.record("toolhost.rendered_bytes", rendered.size() as i64);
             span.record("toolhost.offloaded", rendered.offloaded);
         }
-        match rendered.rendering {
-            Rendering::Mcp(wire) if !as_text => Ok(Rendered::Typed(*wire)),
-            Rendering::Json(text) if as_text => Ok(Rendered::Text(text)),
+        match (rendered.rendering, carrier) {
+            (Rendering::Mcp(wire), None) => Ok(*wire),
+            (Rendering::Json(text), Some(Carrier::Stdio)) => Ok(stdio::carrying(text)),
+            (Rendering::Json(text), Some(Carrier::Http(slot))) => {
+                slot.carry(text).ok_or_else(|| {
+                    ErrorData::internal_error("one HTTP request carried two results", None)
+                })
+            }
             _ => Err(ErrorData::internal_error(
                 "the mapper rendered no MCP result for an MCP target",
                 None,

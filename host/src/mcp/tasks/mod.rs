@@ -51,7 +51,6 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 use super::asking::{Asking, Subject};
 use super::drain::CallGuard;
 use super::handler::Session;
-use super::tools_call::Rendered;
 use crate::catalog::Caller;
 use crate::render::{OutputMode, Revision};
 use crate::runtime::Called;
@@ -449,7 +448,7 @@ impl Session {
             .tool(&resume.tool)
             .and_then(|tool| tool.descriptor.output_schema.as_ref());
         // Typed: a task's result is stored and wrapped, never sent as it is.
-        let target = (resume.revision(), mode, false);
+        let target = (resume.revision(), mode, None);
         let rendered = self
             .render_call(
                 &resume.tool,
@@ -460,13 +459,6 @@ impl Session {
                 principal,
             )
             .await;
-        let rendered = rendered.and_then(|rendered| match rendered {
-            Rendered::Typed(result) => Ok(result),
-            Rendered::Text(_) => Err(ErrorData::internal_error(
-                "a task's result was rendered as text",
-                None,
-            )),
-        });
         match rendered {
             Ok(result) if handshake && result.is_error == Some(true) => {
                 (TaskStatus::Failed, Some(text(&result)), resume)
