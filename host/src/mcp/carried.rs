@@ -48,7 +48,7 @@ const CARRIED: &str = "toolhost.internal/carried";
 static SECRET: LazyLock<String> = LazyLock::new(|| {
     let mut secret = [0u8; 16];
     getrandom::fill(&mut secret).expect("the system's random source");
-    secret.iter().map(|byte| format!("{byte:02x}")).collect()
+    hex::encode(secret)
 });
 
 /// Placeholders named so far, so that no two are alike.
