@@ -1,5 +1,7 @@
 //! What a client receives is what the mapper wrote: running servers (stdio in the
-//! handshake era, Streamable HTTP in 2026-07-28) answer calls whose results are
+//! handshake era, Streamable HTTP in a session of each handshake revision, on a
+//! stream the client resumed, and without a session in 2026-07-28) answer calls
+//! whose results are
 //! samples of the golden matrix, and the `result` member of each JSON-RPC
 //! response is compared byte for byte with the sample rendered in process, as
 //! `tests/golden_matrix.rs` pins it.
@@ -46,6 +48,11 @@ fn samples() -> Vec<Sample> {
 /// of that sample (it does not check signatures: the host's are tested in
 /// `tests/webhooks.rs`). Returns its URL.
 async fn webhook(samples: &[Sample]) -> String {
+    webhook_after(samples, std::time::Duration::ZERO).await
+}
+
+/// [`webhook`], answering each call after `delay`.
+async fn webhook_after(samples: &[Sample], delay: std::time::Duration) -> String {
     let answers: HashMap<String, String> = samples
         .iter()
         .map(|sample| {
@@ -54,13 +61,15 @@ async fn webhook(samples: &[Sample]) -> String {
             (sample.name.to_owned(), answer)
         })
         .collect();
-    async fn answer(State(answers): State<Arc<HashMap<String, String>>>, body: Bytes) -> String {
+    type Answers = (Arc<HashMap<String, String>>, std::time::Duration);
+    async fn answer(State((answers, delay)): State<Answers>, body: Bytes) -> String {
+        tokio::time::sleep(delay).await;
         let request: Value = serde_json::from_slice(&body).unwrap();
         answers[request["tool"].as_str().unwrap()].clone()
     }
     let app = axum::Router::new()
         .route("/hook", axum::routing::post(answer))
-        .with_state(Arc::new(answers));
+        .with_state((Arc::new(answers), delay));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -268,5 +277,95 @@ async fn streamable_http_sends_the_bytes_the_mapper_wrote() {
             let want = expected(sample, target, &serde_json::from_str(sent).unwrap()).await;
             assert_eq!(sent, want, "{} as {target} over HTTP", sample.name);
         }
+    }
+}
+
+/// The `result` line of an SSE body: the `data:` of the event that carries it.
+fn result_line(body: &str) -> &str {
+    body.lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .find(|data| data.contains("\"result\""))
+        .unwrap_or_else(|| panic!("no response in {body}"))
+}
+
+#[tokio::test]
+async fn a_session_sends_the_bytes_the_mapper_wrote() {
+    let samples = samples();
+    let config = config(&webhook(&samples).await, &samples);
+    let host = common::process::Host::start(config.path());
+    for revision in Revision::ALL.into_iter().filter(|r| !r.is_stateless()) {
+        let version = revision.as_str();
+        let session = common::mcp_client::open_session(&host.url, version, None).await;
+        for (n, sample) in samples.iter().enumerate() {
+            for mode in OutputMode::ALL {
+                let call = json!({"jsonrpc": "2.0", "id": 10 + n, "method": "tools/call", "params": {"name": sample.name, "arguments": {}}});
+                let response =
+                    common::mcp_client::in_session(&host.url, version, None, Some(&session), call)
+                        .header("x-toolhost-output-mode", mode.as_str())
+                        .send()
+                        .await
+                        .unwrap();
+                assert_eq!(response.status(), 200, "{version}");
+                let body = response.text().await.unwrap();
+                let sent = result_bytes(result_line(&body));
+                let target = Target::Mcp { revision, mode };
+                let want = expected(sample, target, &serde_json::from_str(sent).unwrap()).await;
+                assert_eq!(sent, want, "{} as {target} in a session", sample.name);
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_result_sent_after_the_client_resumed_its_stream_is_the_mappers_text() {
+    let samples = samples_named(&["mixed-content"]);
+    let sample = &samples[0];
+    let hook = webhook_after(&samples, std::time::Duration::from_millis(700)).await;
+    let config = config(&hook, &samples);
+    let host = common::process::Host::start(config.path());
+    for revision in Revision::ALL.into_iter().filter(|r| !r.is_stateless()) {
+        let version = revision.as_str();
+        let session = common::mcp_client::open_session(&host.url, version, None).await;
+        let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": sample.name, "arguments": {}}});
+        let mut posted =
+            common::mcp_client::in_session(&host.url, version, None, Some(&session), call)
+                .send()
+                .await
+                .unwrap();
+        assert_eq!(posted.status(), 200, "{version}");
+        // The stream's first event names it; then the client loses it, while
+        // the call still runs.
+        let mut head = String::new();
+        while !head.contains("\n\n") {
+            let chunk = posted.chunk().await.unwrap().expect("the priming event");
+            head.push_str(std::str::from_utf8(&chunk).unwrap());
+        }
+        drop(posted);
+        let first = head
+            .lines()
+            .find_map(|line| line.strip_prefix("id: "))
+            .unwrap_or_else(|| panic!("no event id in {head}"));
+        let resumed = reqwest::Client::new()
+            .get(&host.url)
+            .header("accept", "text/event-stream")
+            .header("mcp-protocol-version", version)
+            .header("mcp-session-id", &session)
+            .header("last-event-id", first)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resumed.status(), 200, "{version}: resume");
+        let body = resumed.text().await.unwrap();
+        let sent = result_bytes(result_line(&body));
+        let target = Target::Mcp {
+            revision,
+            mode: OutputMode::default(),
+        };
+        let want = expected(sample, target, &serde_json::from_str(sent).unwrap()).await;
+        assert_eq!(
+            sent, want,
+            "{} as {target} on a resumed stream",
+            sample.name
+        );
     }
 }

@@ -6,19 +6,19 @@
 //!   handler makes it: arguments validated against the input schema, a fresh
 //!   store and instance, the call, the output checked and the result rendered for
 //!   MCP 2026-07-28 (compat).
-//! - `call/toolhost/pooling-text`: the same call rendered as it goes out over
-//!   stdio and over Streamable HTTP without a session (2026-07-28), where the
-//!   mapper writes the result's JSON text itself (`mcp_as_text`). `pooling`
-//!   renders rmcp's typed result, as it goes out in an HTTP session.
+//! - `call/toolhost/pooling-text`: the same call rendered as every edge sends
+//!   it (stdio, Streamable HTTP with or without a session), where the mapper
+//!   writes the result's JSON text itself (`mcp_as_text`). `pooling` renders
+//!   rmcp's typed result, as only a 2025-11-25 task's result still is.
 //! - `call/floor`: the floor under it: wasmtime alone instantiating the same
 //!   component in the same engine (the pooling one toolhost builds) and calling
 //!   `add` through the same bindings, with an empty WASI context.
-//! - `render/<size>/<target>`: the mapper alone, for every target, to the bytes
-//!   a client receives over Streamable HTTP in a session (for MCP, rmcp's typed
-//!   result serialized as rmcp does).
-//! - `render-text/<size>/<target>`: the same for every MCP target over stdio
-//!   and over Streamable HTTP without a session, where the mapper writes the
-//!   result's JSON text itself, in one pass.
+//! - `render/<size>/<target>`: the mapper alone, for every target, to bytes
+//!   (for MCP, rmcp's typed result serialized as rmcp does: a 2025-11-25
+//!   task's result; legacy and A2A as they go out).
+//! - `render-text/<size>/<target>`: the same for every MCP target as every
+//!   edge sends a call's result, where the mapper writes the result's JSON text
+//!   itself, in one pass.
 //! - `offload/sqlite/1MB`: a 1 MB result over the limit, stored in SQLite and
 //!   rendered as a link.
 //! - `http/*` (issue #13, measured side by side in rounds, not by criterion:

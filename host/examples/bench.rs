@@ -299,21 +299,30 @@ fn mib(kib: u64) -> String {
     format!("{:.1} MiB", kib as f64 / 1024.0)
 }
 
-/// P1's rows from one build's criterion estimates `est`: its text path and its
-/// typed path (labelled `what`), each against the floor of the same build.
+/// P1's rows from one build's criterion estimates `est`: its text path, which
+/// every edge sends a call's result by, and the typed path (labelled `what`),
+/// each against the floor of the same build.
 fn p1_rows(table: &mut Table, est: &BTreeMap<String, f64>, what: [&str; 2]) {
     let Some(floor) = est.get("call/floor") else {
         return;
     };
     let calls = ["call/toolhost/pooling-text", "call/toolhost/pooling"];
-    for (what, id) in what.into_iter().zip(calls) {
+    for (n, (what, id)) in what.into_iter().zip(calls).enumerate() {
         let Some(call) = est.get(id) else { continue };
         let ratio = call / floor;
+        // The goal is the edges' path; the typed one is shown for comparison.
+        let (target, verdict_text) = match n {
+            0 => (
+                "≤ 1.3× floor",
+                format!("{ratio:.2}× ({})", verdict(ratio <= 1.3)),
+            ),
+            _ => ("—", format!("{ratio:.2}×")),
+        };
         table.row(
             what,
             format!("{:.1} µs vs {:.1} µs", call / 1e3, floor / 1e3),
-            "≤ 1.3× floor",
-            format!("{ratio:.2}× ({})", verdict(ratio <= 1.3)),
+            target,
+            verdict_text,
         );
     }
 }
@@ -496,15 +505,15 @@ fn main() {
     if get("call/floor").is_some()
         && let Some(pooling) = get("call/toolhost/pooling")
     {
-        // P1 over each edge: the text the mapper writes (stdio, and HTTP
-        // without a session: every 2026-07-28 call), and the typed result rmcp
-        // serializes (HTTP in a session).
+        // P1: the text the mapper writes, as every edge sends a call's result
+        // (stdio, HTTP with or without a session), and for comparison the
+        // typed result rmcp serializes (left to a 2025-11-25 task's result).
         p1_rows(
             &mut table,
             &est,
             [
-                "P1 one call in process (validate, fresh instance, call, render) vs raw wasmtime floor: the result's text written by the mapper, as it goes out over stdio and HTTP without a session",
-                "P1 typed: the same call rendered as rmcp's typed result, as it goes out over HTTP in a session (2025-03-26 to 2025-11-25)",
+                "P1 one call in process (validate, fresh instance, call, render) vs raw wasmtime floor: the result's text written by the mapper, as every edge sends it (stdio, HTTP with or without a session)",
+                "P1 typed, for comparison: the same call rendered as rmcp's typed result, which only a 2025-11-25 task's result still goes through",
             ],
         );
         // The same two rows from criterion's benchmark built profile-guided by
@@ -525,19 +534,31 @@ fn main() {
             let calls = if quick { (100, 300) } else { (500, 2500) };
             match count::p1(&bin, calls) {
                 Ok(counts) => {
-                    for (what, call) in [
+                    for (what, call, goal) in [
                         (
                             "P1 by instruction count (callgrind): the call vs the floor",
                             counts.text,
+                            true,
                         ),
-                        ("P1 typed by instruction count (callgrind)", counts.typed),
+                        (
+                            "P1 typed by instruction count (callgrind), for comparison",
+                            counts.typed,
+                            false,
+                        ),
                     ] {
                         let ratio = call / counts.floor;
+                        let (target, verdict_text) = match goal {
+                            true => (
+                                "≤ 1.3× floor",
+                                format!("{ratio:.3}× ({})", verdict(ratio <= 1.3)),
+                            ),
+                            false => ("—", format!("{ratio:.3}×")),
+                        };
                         table.row(
                             what,
                             format!("{call:.0} vs {:.0} instructions", counts.floor),
-                            "≤ 1.3× floor",
-                            format!("{ratio:.3}× ({})", verdict(ratio <= 1.3)),
+                            target,
+                            verdict_text,
                         );
                     }
                 }
@@ -559,14 +580,20 @@ fn main() {
         ));
     }
     // P3: each renderer to the bytes a client receives, beside the floor (the data
-    // alone written once by serde_json), as text (stdio, and Streamable HTTP
-    // without a session: the mapper writes the text) and typed (Streamable HTTP
-    // in a session: rmcp serializes the typed result). The 24 KB
-    // goal holds for the revisions without structured content; the others carry
-    // the data twice (structured content and text) and are shown as they are.
+    // alone written once by serde_json), as text (every edge: the mapper writes
+    // the text) and, for comparison, typed (rmcp serializes the typed result, as
+    // for a 2025-11-25 task's result). The 24 KB goal holds for the revisions
+    // without structured content on the edges' path; the others carry the data
+    // twice (structured content and text) and are shown as they are.
     let edges = [
-        ("render-text", "as text (stdio; HTTP without a session)"),
-        ("render", "typed for MCP (HTTP in a session)"),
+        (
+            "render-text",
+            "as text (every edge: stdio, HTTP with or without a session)",
+        ),
+        (
+            "render",
+            "typed for MCP, for comparison (a 2025-11-25 task's result)",
+        ),
     ];
     for (size, (group_name, edge)) in ["1KB", "24KB", "1MB"]
         .into_iter()
@@ -611,18 +638,19 @@ fn main() {
             let of_floor = floor.map_or_else(String::new, |f| {
                 format!(", slowest {:.2}× floor", worst / f)
             });
-            let (target, verdict_text) = if size == "24KB" && label != "the others" {
-                (
-                    "≤ 20 µs",
-                    format!(
-                        "slowest {:.2}× target ({}){of_floor}",
-                        worst / 20_000.0,
-                        verdict(worst <= 20_000.0)
-                    ),
-                )
-            } else {
-                ("—", format!("—{of_floor}"))
-            };
+            let (target, verdict_text) =
+                if size == "24KB" && label != "the others" && group_name == "render-text" {
+                    (
+                        "≤ 20 µs",
+                        format!(
+                            "slowest {:.2}× target ({}){of_floor}",
+                            worst / 20_000.0,
+                            verdict(worst <= 20_000.0)
+                        ),
+                    )
+                } else {
+                    ("—", format!("—{of_floor}"))
+                };
             table.row(
                 &format!(
                     "P3 mapper to wire bytes {edge}, {size} result, {label} ({} renderers)",

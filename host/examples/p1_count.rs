@@ -8,10 +8,10 @@
 //! - `floor`: wasmtime alone instantiating calc and calling `add`, as
 //!   criterion's `call/floor`;
 //! - `text`: toolhost's call with the result's text written by the mapper, as
-//!   a 2026-07-28 result goes out over stdio and over Streamable HTTP without a
-//!   session; as `call/toolhost/pooling-text`;
-//! - `typed`: the same call rendered as the typed result rmcp serializes
-//!   (Streamable HTTP in a session), as `call/toolhost/pooling`.
+//!   every edge sends it (stdio, Streamable HTTP with or without a session);
+//!   as `call/toolhost/pooling-text`;
+//! - `typed`: the same call rendered as the typed result rmcp serializes (a
+//!   2025-11-25 task's result), as `call/toolhost/pooling`.
 //!
 //! valgrind cannot reserve the address space of the default instance pool (4 GiB
 //! a memory slot, 512 slots), so the pool here holds two instances: the floor

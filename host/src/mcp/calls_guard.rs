@@ -5,8 +5,9 @@
 //! rate-limit buckets ([`super::limits`]; over the limit, `429 Too Many
 //! Requests` with `Retry-After`), counts them in flight until their response
 //! has been sent ([`super::drain`]), and for a single call in a handshake-era
-//! session opens the call's outlet ([`super::call_stream`]), for a single call
-//! without a session the slot of its result's text ([`super::carried`]).
+//! session opens the call's outlet ([`super::call_stream`]), and for a single
+//! call the slot of its result's text ([`super::carried`]), whose placeholder it
+//! replaces on every event stream of the request's session.
 
 use std::sync::Arc;
 
@@ -18,13 +19,16 @@ use axum::response::{IntoResponse, Response};
 
 use super::Server;
 use super::call_stream::{self, CallOutlet};
-use super::carried::{self, TextSlot};
+use super::carried::{self, SessionTexts, TextSlot};
+use super::handler::OUTPUT_MODE_HEADER;
 use super::limits::{self, RATE_LIMITED, Refusal};
 use super::oauth::Rejection;
+use super::replays::Replays;
 use super::sessions::SESSION_HEADER;
 use super::tasks::edge::{Augmented, TaskAsked};
 use super::token_guard::{Scoped, refuse_token};
 use crate::catalog::Caller;
+use crate::render::Revision;
 
 /// What the calls guard needs.
 #[derive(Clone)]
@@ -32,6 +36,27 @@ pub(super) struct Calls {
     pub(super) server: Arc<Server>,
     /// rmcp's limit on a POST body, which the guard keeps too.
     pub(super) max_body: usize,
+    /// The texts of the sessions' results, for their replays.
+    pub(super) replays: Arc<Replays>,
+}
+
+/// The kept texts of the session `request` names, if it names one.
+fn session_texts(calls: &Calls, request: &axum::http::request::Parts) -> Option<Arc<SessionTexts>> {
+    let header = |name: &str| {
+        request
+            .headers
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+    };
+    let id = header(SESSION_HEADER)?;
+    // 2025-03-26 clients send no version header; later ones must.
+    let revision = header("mcp-protocol-version")
+        .and_then(|version| version.parse().ok())
+        .unwrap_or(Revision::V2025_03_26);
+    let mode = header(OUTPUT_MODE_HEADER)
+        .and_then(|mode| mode.parse().ok())
+        .unwrap_or(calls.server.default_mode);
+    Some(SessionTexts::new(calls.replays.clone(), id, revision, mode))
 }
 
 /// The parts of a JSON-RPC message the calls guard reads.
@@ -149,14 +174,22 @@ fn too_many(id: serde_json::Value, refusal: &Refusal) -> Response {
 /// The calls guard: refuses everything once a drain has started; for a POST
 /// carrying `tools/call`s, spends their rate-limit buckets and counts them in
 /// flight until the response body has been sent (or dropped); opens a
-/// session call's outlet, or a stateless call's text slot.
+/// session call's outlet and a call's text slot, and splices a session's
+/// kept texts into its streams.
 pub(super) async fn calls(State(calls): State<Calls>, request: Request, next: Next) -> Response {
     let server = &calls.server;
     if server.drain.started() {
         return shutting_down();
     }
     if request.method() != Method::POST {
-        return next.run(request).await;
+        // A session's standalone or resumed stream may send a kept result again.
+        let (parts, body) = request.into_parts();
+        let session = session_texts(&calls, &parts);
+        let response = next.run(Request::from_parts(parts, body)).await;
+        return match session {
+            Some(session) => carried::splice(response, None, Some(session)),
+            None => response,
+        };
     }
     let (parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, calls.max_body).await else {
@@ -174,11 +207,14 @@ pub(super) async fn calls(State(calls): State<Calls>, request: Request, next: Ne
     // One call in a handshake-era session: what it sends before its result
     // goes on its own response stream (see `call_stream`).
     let one_call = called.len() == 1 && !is_batch(&bytes);
-    let in_session = parts.headers.contains_key(SESSION_HEADER);
-    let outlet = (one_call && in_session).then(CallOutlet::open);
-    // One call without a session: its result may go out as the text the
-    // mapper wrote (see `carried`).
-    let slot = (one_call && !in_session).then(TextSlot::open);
+    let session = one_call.then(|| session_texts(&calls, &parts)).flatten();
+    let outlet = (one_call && session.is_some()).then(CallOutlet::open);
+    // One call: its result may go out as the text the mapper wrote (see
+    // `carried`).
+    let slot = one_call.then(|| match &session {
+        Some(session) => TextSlot::in_session(session.clone()),
+        None => TextSlot::open(),
+    });
     let mut request = Request::from_parts(parts, Body::from(bytes));
     if !augmented.is_empty() {
         request.extensions_mut().insert(Augmented(augmented));
@@ -202,16 +238,19 @@ pub(super) async fn calls(State(calls): State<Calls>, request: Request, next: Ne
     let Some(in_flight) = server.drain.admit() else {
         return shutting_down();
     };
-    let response = match (outlet, slot) {
-        (Some((outlet, inlet)), _) => {
+    if let Some(slot) = &slot {
+        request.extensions_mut().insert(slot.clone());
+    }
+    let response = match outlet {
+        Some((outlet, inlet)) => {
             request.extensions_mut().insert(outlet);
             call_stream::splice(next.run(request).await, inlet)
         }
-        (None, Some(slot)) => {
-            request.extensions_mut().insert(slot.clone());
-            carried::splice(next.run(request).await, slot)
-        }
-        (None, None) => next.run(request).await,
+        None => next.run(request).await,
+    };
+    let response = match (slot, session) {
+        (None, None) => response,
+        (slot, session) => carried::splice(response, slot, session),
     };
     let (parts, body) = response.into_parts();
     // The body holds the guard: the call counts until its answer is sent.

@@ -149,6 +149,7 @@ fn router(
             Calls {
                 server: server.clone(),
                 max_body,
+                replays: Arc::default(),
             },
             calls,
         ))

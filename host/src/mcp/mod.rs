@@ -24,6 +24,7 @@ mod pipes;
 pub mod prometheus;
 mod prompts;
 pub mod reload;
+mod replays;
 mod resources;
 mod sessions;
 mod stdio;

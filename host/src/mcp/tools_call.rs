@@ -299,15 +299,14 @@ impl Session {
         let principal = caller.principal.as_deref();
         let schema = tool.descriptor.output_schema.as_ref();
         // The answer to this `tools/call` goes out as the text the mapper
-        // writes on stdio (see `stdio`) and over HTTP without a session (see
-        // `carried`); a 2025-11-25 task's (`asked`) is wrapped by the handler
-        // first, so it stays typed.
+        // writes on stdio (see `stdio`) and over HTTP where the calls guard
+        // opened a slot for it (see `carried`); a 2025-11-25 task's (`asked`)
+        // is wrapped by the handler first, so it stays typed.
         let carrier = match self.transport {
             _ if asked.is_some() => None,
             Transport::Stdio => Some(Carrier::Stdio),
             Transport::Http => parts(context)
                 .and_then(|p| p.extensions.get::<TextSlot>())
-                .filter(|_| revision.is_stateless())
                 .map(|slot| Carrier::Http(slot.clone())),
         };
         self.render_call(
