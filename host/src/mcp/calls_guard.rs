@@ -16,6 +16,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use rmcp::transport::common::http_header::HEADER_MCP_PROTOCOL_VERSION;
 
 use super::Server;
 use super::call_stream::{self, CallOutlet};
@@ -50,7 +51,7 @@ fn session_texts(calls: &Calls, request: &axum::http::request::Parts) -> Option<
     };
     let id = header(SESSION_HEADER)?;
     // 2025-03-26 clients send no version header; later ones must.
-    let revision = header("mcp-protocol-version")
+    let revision = header(HEADER_MCP_PROTOCOL_VERSION)
         .and_then(|version| version.parse().ok())
         .unwrap_or(Revision::V2025_03_26);
     let mode = header(OUTPUT_MODE_HEADER)
