@@ -185,13 +185,21 @@ impl SessionTexts {
 /// `response` with the texts of its placeholders in their place, when it is an
 /// SSE stream: the text of this request's `slot`, and for a `session` any text
 /// it keeps. Any other answer (an error, a refusal) carries no placeholder and
-/// is returned as it is.
+/// is returned as it is (logged if it does).
 pub fn splice(
     response: Response,
     slot: Option<TextSlot>,
     session: Option<Arc<SessionTexts>>,
 ) -> Response {
     if !is_event_stream(&response) {
+        if slot.is_some_and(|slot| slot.carried.get().is_some()) {
+            // rmcp answered a call in one JSON body (its `json_response`,
+            // which toolhost does not set): the placeholder went out.
+            tracing::error!(
+                error.type = "result_text_lost",
+                "a call's result went out without its text: the answer was not an event stream"
+            );
+        }
         return response;
     }
     let (parts, body) = response.into_parts();
