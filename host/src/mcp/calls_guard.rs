@@ -188,7 +188,7 @@ pub(super) async fn calls(State(calls): State<Calls>, request: Request, next: Ne
         let session = session_texts(&calls, &parts);
         let response = next.run(Request::from_parts(parts, body)).await;
         return match session {
-            Some(session) => carried::splice(response, None, Some(session)),
+            Some(session) => carried::splice_session(response, session),
             None => response,
         };
     }
@@ -209,11 +209,11 @@ pub(super) async fn calls(State(calls): State<Calls>, request: Request, next: Ne
     // goes on its own response stream (see `call_stream`).
     let one_call = called.len() == 1 && !is_batch(&bytes);
     let session = one_call.then(|| session_texts(&calls, &parts)).flatten();
-    let outlet = (one_call && session.is_some()).then(CallOutlet::open);
+    let outlet = session.is_some().then(CallOutlet::open);
     // One call: its result may go out as the text the mapper wrote (see
     // `carried`).
-    let slot = one_call.then(|| match &session {
-        Some(session) => TextSlot::in_session(session.clone()),
+    let slot = one_call.then(|| match session {
+        Some(session) => TextSlot::in_session(session),
         None => TextSlot::open(),
     });
     let mut request = Request::from_parts(parts, Body::from(bytes));
@@ -249,9 +249,9 @@ pub(super) async fn calls(State(calls): State<Calls>, request: Request, next: Ne
         }
         None => next.run(request).await,
     };
-    let response = match (slot, session) {
-        (None, None) => response,
-        (slot, session) => carried::splice(response, slot, session),
+    let response = match slot {
+        Some(slot) => carried::splice_call(response, slot),
+        None => response,
     };
     let (parts, body) = response.into_parts();
     // The body holds the guard: the call counts until its answer is sent.

@@ -12,7 +12,7 @@
 //!   placeholder naming it ([`TextSlot::carry`]): an empty result whose `_meta`
 //!   holds one key with a name no one else can know (a secret of the process
 //!   and a counter);
-//! - [`splice`] finds that placeholder in the body rmcp answers with and sends
+//! - [`splice_call`] finds that placeholder in the body rmcp answers with and sends
 //!   the text in its place, as three frames (before, the text, after) without
 //!   copying the text.
 //!
@@ -69,7 +69,7 @@ const SUFFIX: &[u8] = b"\"}}";
 /// Placeholders named so far, so that no two are alike.
 static NAMED: AtomicU64 = AtomicU64::new(0);
 
-/// The text of one call's result, on its way from the handler to [`splice`].
+/// The text of one call's result, on its way from the handler to [`splice_call`].
 #[derive(Clone, Debug, Default)]
 pub struct TextSlot {
     carried: Arc<OnceLock<Carried>>,
@@ -123,6 +123,11 @@ impl TextSlot {
         placeholder.result_type = None;
         placeholder.meta = Some(MetaObject(meta));
         Some(placeholder)
+    }
+
+    /// Whether the handler put a text in this slot.
+    fn holds_text(&self) -> bool {
+        self.carried.get().is_some()
     }
 
     /// The text named `name`, when this slot carries it.
@@ -182,17 +187,12 @@ impl SessionTexts {
     }
 }
 
-/// `response` with the texts of its placeholders in their place, when it is an
-/// SSE stream: the text of this request's `slot`, and for a `session` any text
-/// it keeps. Any other answer (an error, a refusal) carries no placeholder and
-/// is returned as it is (logged if it does).
-pub fn splice(
-    response: Response,
-    slot: Option<TextSlot>,
-    session: Option<Arc<SessionTexts>>,
-) -> Response {
+/// `response` to the request whose call `slot` is for, with the slot's text
+/// in place of its placeholder, and in a session any text the session keeps
+/// (see [`splice_session`]).
+pub fn splice_call(response: Response, slot: TextSlot) -> Response {
     if !is_event_stream(&response) {
-        if slot.is_some_and(|slot| slot.carried.get().is_some()) {
+        if slot.holds_text() {
             // rmcp answered a call in one JSON body (its `json_response`,
             // which toolhost does not set): the placeholder went out.
             tracing::error!(
@@ -202,6 +202,26 @@ pub fn splice(
         }
         return response;
     }
+    let session = slot.session.clone();
+    spliced(response, Some(slot), session)
+}
+
+/// `response` to another request of `session` (a standalone or resumed
+/// stream), with the texts the session keeps in place of their placeholders.
+pub fn splice_session(response: Response, session: Arc<SessionTexts>) -> Response {
+    if !is_event_stream(&response) {
+        return response;
+    }
+    spliced(response, None, Some(session))
+}
+
+/// `response`, an SSE stream, whose placeholders find their texts in `slot` and
+/// `session`.
+fn spliced(
+    response: Response,
+    slot: Option<TextSlot>,
+    session: Option<Arc<SessionTexts>>,
+) -> Response {
     let (parts, body) = response.into_parts();
     let spliced = Spliced {
         body,
@@ -275,12 +295,7 @@ impl Spliced {
     /// The slot carried a text that never went out on this stream, where it
     /// could go nowhere else (no session): a change in how rmcp writes results.
     fn lost(&self) -> bool {
-        !self.sent
-            && self.session.is_none()
-            && self
-                .slot
-                .as_ref()
-                .is_some_and(|slot| slot.carried.get().is_some())
+        !self.sent && self.session.is_none() && self.slot.as_ref().is_some_and(TextSlot::holds_text)
     }
 }
 
@@ -375,13 +390,12 @@ mod tests {
         let slot = TextSlot::open();
         let text_of_result = r#"{"content":[{"type":"text","text":"5"}],"isError":false}"#;
         let placeholder = slot.carry(text_of_result.to_owned()).unwrap();
-        let body = text(splice(
+        let body = text(splice_call(
             sse(vec![
                 "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n".into(),
                 event(&placeholder),
             ]),
-            Some(slot),
-            None,
+            slot,
         ))
         .await;
         assert_eq!(
@@ -402,10 +416,9 @@ mod tests {
         let made_up = "data: {\"result\":{\"content\":[],\"_meta\":{\"toolhost.internal/carried\":\"0-0\"}}}\n\n";
         let slot = TextSlot::open();
         let placeholder = slot.carry("{\"content\":[]}".to_owned()).unwrap();
-        let body = text(splice(
+        let body = text(splice_call(
             sse(vec![made_up.into(), foreign.clone(), event(&placeholder)]),
-            Some(slot),
-            None,
+            slot,
         ))
         .await;
         assert_eq!(
@@ -424,18 +437,18 @@ mod tests {
             .header(header::CONTENT_TYPE, "application/json")
             .body(Body::from("{\"error\":1}"))
             .unwrap();
-        assert_eq!(text(splice(json, Some(slot), None)).await, "{\"error\":1}");
+        assert_eq!(text(splice_call(json, slot)).await, "{\"error\":1}");
         let events = vec!["data: {\"result\":{}}\n\n".to_owned()];
         let empty = TextSlot::open();
         assert_eq!(
-            text(splice(sse(events.clone()), Some(empty), None)).await,
+            text(splice_call(sse(events.clone()), empty)).await,
             events.concat()
         );
         // A text whose placeholder never shows up (logged): the body as it is.
         let lost = TextSlot::open();
         lost.carry("{}".to_owned()).unwrap();
         assert_eq!(
-            text(splice(sse(events.clone()), Some(lost), None)).await,
+            text(splice_call(sse(events.clone()), lost)).await,
             events.concat()
         );
     }
@@ -456,10 +469,9 @@ mod tests {
         let slot = TextSlot::in_session(session(&replays, "s1"));
         let placeholder = slot.carry(text_of_result.to_owned()).unwrap();
         drop(slot);
-        let elsewhere = text(splice(
+        let elsewhere = text(splice_session(
             sse(vec![event(&placeholder).repeat(2)]),
-            None,
-            Some(session(&replays, "s1")),
+            session(&replays, "s1"),
         ))
         .await;
         assert_eq!(elsewhere, spliced.repeat(2));
@@ -467,17 +479,11 @@ mod tests {
         // of that stream, and neither do the replays.
         let slot = TextSlot::in_session(session(&replays, "s1"));
         let placeholder = slot.carry(text_of_result.to_owned()).unwrap();
-        let own = text(splice(
-            sse(vec![event(&placeholder)]),
-            Some(slot),
-            Some(session(&replays, "s1")),
-        ))
-        .await;
+        let own = text(splice_call(sse(vec![event(&placeholder)]), slot)).await;
         assert_eq!(own, spliced);
-        let later = text(splice(
+        let later = text(splice_session(
             sse(vec![event(&placeholder)]),
-            None,
-            Some(session(&replays, "s1")),
+            session(&replays, "s1"),
         ))
         .await;
         assert!(later.contains("\"isError\":true"), "{later}");
@@ -496,10 +502,9 @@ mod tests {
             // Another session's: never its text.
             (&foreign, &kept, "s2"),
         ] {
-            let body = text(splice(
+            let body = text(splice_session(
                 sse(vec![event(placeholder)]),
-                None,
-                Some(session(replays, id)),
+                session(replays, id),
             ))
             .await;
             assert!(!body.contains(CARRIED), "{body}");
